@@ -1,0 +1,33 @@
+"""attncert — a proof companion for what transformers can and cannot compute.
+
+See README.md. The public API is re-exported here lazily so that importing
+``attncert`` stays cheap (no solver is imported until it is used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Model": "attncert.model",
+    "load_model": "attncert.model",
+    "save_model": "attncert.model",
+    "forward": "attncert.model",
+    "forward_exact": "attncert.model",
+    "zoo_model": "attncert.model",
+    "random_model": "attncert.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attncert' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

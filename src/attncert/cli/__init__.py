@@ -1,0 +1,1 @@
+"""The ``attncert`` command-line interface (see :mod:`attncert.cli.main`)."""

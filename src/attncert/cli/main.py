@@ -1,0 +1,61 @@
+"""Entry point of the ``attncert`` command.
+
+Conventions: ``--help`` on every command, ``--json`` for machine-readable
+output where useful, exit status 0 on success, 1 for a negative verdict
+(rejected certificate, counterexample), 2 for bad input (printed as one line,
+never a traceback), 3 for "unknown" (time-out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from attncert.errors import AttncertError
+
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNKNOWN = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with status 2 on usage errors, which matches our convention."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from attncert import __version__
+    from attncert.cli import commands
+
+    parser = _Parser(
+        prog="attncert",
+        description="Proof companion for the theory of what transformers can compute.",
+    )
+    parser.add_argument("--version", action="version", version=f"attncert {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args))
+    except AttncertError as err:
+        print(f"attncert {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("attncert: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

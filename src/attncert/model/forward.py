@@ -1,0 +1,167 @@
+"""Vectorized float64 forward pass over a batch of equal-length strings.
+
+Hard attention in float follows the definitions literally: argmax over the
+visible positions, ties to the leftmost / rightmost maximum, or the average
+over all positions attaining the maximum. Float ties are float equalities;
+:mod:`attncert.model.exact` decides them exactly. A query position that sees
+no key (e.g. position 1 under a strict future mask) gets a zero head output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncert.errors import InputError
+from attncert.model.positional import feature_matrix
+from attncert.model.spec import AttentionKind, Head, Model
+
+
+@dataclass(frozen=True, eq=False)
+class LayerTrace:
+    """Activations of one layer for a batch (B strings, N tokens, H heads)."""
+
+    scores: np.ndarray  # (B, H, N, N), masked entries -inf
+    weights: np.ndarray  # (B, H, N, N) attention weights (one-hot / uniform / softmax)
+    head_values: np.ndarray  # (B, H, N, d) W_O · attn(W_V y) per head
+    after_attention: np.ndarray  # (B, N, d)
+    output: np.ndarray  # (B, N, d) after the FFN
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """Every activation of a forward pass, not only the decision."""
+
+    tokens: np.ndarray  # (B, N) token ids
+    embeddings: np.ndarray  # (B, N, d) layer-0 activations
+    layers: tuple[LayerTrace, ...]
+    logits: np.ndarray  # (B,) readout value w·y+b at the decision position
+    accept: np.ndarray  # (B,) bool, logit > 0
+    outputs: np.ndarray  # (B, N, k) designated output coordinates
+    lm_logits: np.ndarray | None  # (B, N, |lm_symbols|)
+
+    @property
+    def final(self) -> np.ndarray:
+        return self.layers[-1].output if self.layers else self.embeddings
+
+
+def embed(model: Model, tokens: np.ndarray) -> np.ndarray:
+    """Layer-0 activations for a (B, N) token batch."""
+    emb = model.embedding
+    n_tok = tokens.shape[1]
+    y = emb.word[tokens]
+    if emb.features:
+        y = y + (feature_matrix(emb.features, n_tok) @ emb.pos_weight.T)[None]
+    if emb.table is not None:
+        if n_tok > emb.table.shape[0]:
+            raise InputError(
+                f"sequence of {n_tok} tokens is longer than the learned position table "
+                f"({emb.table.shape[0]} rows)"
+            )
+        y = y + emb.table[:n_tok][None]
+    return y
+
+
+def attention_weights(head: Head, scores: np.ndarray, n_tok: int) -> np.ndarray:
+    """Weights (B, N, N) from raw scores (B, N, N) for ``head``'s kind and mask."""
+    visible = head.mask.matrix(n_tok)[None]
+    s = np.where(visible, scores, -np.inf)
+    any_visible = visible.any(axis=-1)  # (1, N)
+    if head.kind is AttentionKind.SOFTMAX:
+        beta = head.temperature(n_tok)
+        z = beta * s
+        zmax = np.max(z, axis=-1, keepdims=True)
+        zmax = np.where(np.isfinite(zmax), zmax, 0.0)
+        e = np.where(visible, np.exp(z - zmax), 0.0)
+        total = e.sum(axis=-1, keepdims=True)
+        w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        return w
+    smax = np.max(s, axis=-1, keepdims=True)
+    is_max = (s == smax) & visible
+    if head.kind is AttentionKind.AVERAGE:
+        cnt = is_max.sum(axis=-1, keepdims=True)
+        w = np.divide(is_max.astype(float), cnt, out=np.zeros(is_max.shape), where=cnt > 0)
+    else:
+        if head.kind is AttentionKind.LEFTMOST:
+            idx = np.argmax(is_max, axis=-1)
+        else:
+            idx = n_tok - 1 - np.argmax(is_max[..., ::-1], axis=-1)
+        w = np.zeros(is_max.shape)
+        np.put_along_axis(w, idx[..., None], 1.0, axis=-1)
+    return w * any_visible[..., None]
+
+
+def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
+    """Forward pass on a (B, N) array of token ids."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if tokens.ndim != 2:
+        raise InputError(f"token batch must be 2-dimensional, got shape {tokens.shape}")
+    n_tok = tokens.shape[1]
+    y = embed(model, tokens)
+    emb = y
+    traces = []
+    for layer in model.layers:
+        scores_all, weights_all, values_all = [], [], []
+        attn_sum = np.zeros_like(y)
+        for head in layer.heads:
+            q = y @ head.w_q.T
+            k = y @ head.w_k.T
+            scores = q @ np.swapaxes(k, 1, 2)
+            w = attention_weights(head, scores, n_tok)
+            v = y @ head.w_v.T
+            out = (w @ v) @ head.w_o.T
+            scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
+            weights_all.append(w)
+            values_all.append(out)
+            attn_sum = attn_sum + out
+        after_attn = y + attn_sum if layer.residual else attn_sum
+        if layer.ffn is not None:
+            f = layer.ffn
+            hidden = np.maximum(after_attn @ f.w1.T + f.b1, 0.0)
+            ff = hidden @ f.w2.T + f.b2
+            out_y = after_attn + ff if layer.residual else ff
+        else:
+            out_y = after_attn
+        b = tokens.shape[0]
+        h = len(layer.heads)
+        traces.append(
+            LayerTrace(
+                scores=np.stack(scores_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)),
+                weights=np.stack(weights_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)),
+                head_values=np.stack(values_all, 1) if h else np.zeros((b, 0, n_tok, model.d)),
+                after_attention=after_attn,
+                output=out_y,
+            )
+        )
+        y = out_y
+    r = model.readout
+    pos = r.index(n_tok)
+    logits = y[:, pos, :] @ r.weight + r.bias
+    outputs = y[:, :, list(r.output_coords)]
+    lm = None if r.lm_weight is None else y @ r.lm_weight.T + r.lm_bias
+    return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm)
+
+
+def forward(model: Model, strings: Sequence[str]) -> Trace:
+    """Forward pass on a batch of input strings, all of the same length."""
+    strings = list(strings)
+    if not strings:
+        raise InputError("empty batch of strings")
+    lengths = {len(s) for s in strings}
+    if len(lengths) != 1:
+        raise InputError(f"strings in one batch must have equal length, got lengths {sorted(lengths)}")
+    tokens = np.array([model.encode(s) for s in strings], dtype=np.int64)
+    return forward_tokens(model, tokens)
+
+
+def accepts(model: Model, strings: Sequence[str]) -> np.ndarray:
+    """Float decisions for strings of any lengths (grouped by length)."""
+    out = np.zeros(len(strings), dtype=bool)
+    by_len: dict[int, list[int]] = {}
+    for k, s in enumerate(strings):
+        by_len.setdefault(len(s), []).append(k)
+    for idx in by_len.values():
+        out[idx] = forward(model, [strings[k] for k in idx]).accept
+    return out

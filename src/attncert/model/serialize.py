@@ -1,0 +1,294 @@
+"""Saving and loading models: one JSON file, versioned, with a content hash.
+
+Format (``format: "attncert-model"``, ``version: 1``)::
+
+    {"format": "attncert-model", "version": 1, "name": ..., "alphabet": [...],
+     "bos": null, "eos": null,
+     "embedding": {"vocab": [...], "word": [[...]], "features": [{"name": "i/n"}],
+                   "pos_weight": [[...]], "table": null},
+     "layers": [{"residual": true,
+                 "heads": [{"kind": "leftmost", "mask": "none", "temperature": null,
+                            "w_q": [[...]], "w_k": ..., "w_v": ..., "w_o": ...}],
+                 "ffn": {"w1": ..., "b1": ..., "w2": ..., "b2": ...} | null}],
+     "readout": {"weight": [...], "bias": 0.0, "position": "last", "output_coords": [],
+                 "lm_weight": null, "lm_bias": null, "lm_symbols": []},
+     "meta": {...}, "sha256": "<hex>"}
+
+Floats are written with Python's shortest round-trip ``repr``, so save → load is
+bit-for-bit. ``sha256`` is computed over the canonical encoding of everything
+else with each float as ``float.hex()``; loading recomputes it and refuses a
+file whose stored hash differs (an edited or corrupted model).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attncert.errors import SpecError
+from attncert.io import read_json, write_atomic
+from attncert.model.positional import PosFeature
+from attncert.model.spec import (
+    Embedding,
+    FeedForward,
+    Head,
+    Layer,
+    Model,
+    Readout,
+    Temperature,
+)
+
+FORMAT = "attncert-model"
+VERSION = 1
+
+
+def _arr(a: np.ndarray | None, exact: bool) -> Any:
+    if a is None:
+        return None
+    if exact:
+        return _hexify(a.tolist())
+    return a.tolist()
+
+
+def _hexify(x: Any) -> Any:
+    if isinstance(x, list):
+        return [_hexify(v) for v in x]
+    return float(x).hex()
+
+
+def _float(x: float, exact: bool) -> Any:
+    return float(x).hex() if exact else float(x)
+
+
+def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]:
+    """The JSON-ready dictionary of ``model`` (without the hash)."""
+    e = exact_floats
+    emb = model.embedding
+    layers = []
+    for layer in model.layers:
+        heads = [
+            {
+                "kind": h.kind.value,
+                "mask": h.mask.value,
+                "temperature": None if h.temperature is None else _temp(h.temperature, e),
+                "w_q": _arr(h.w_q, e),
+                "w_k": _arr(h.w_k, e),
+                "w_v": _arr(h.w_v, e),
+                "w_o": _arr(h.w_o, e),
+            }
+            for h in layer.heads
+        ]
+        ffn = None
+        if layer.ffn is not None:
+            f = layer.ffn
+            ffn = {k: _arr(getattr(f, k), e) for k in ("w1", "b1", "w2", "b2")}
+        layers.append({"residual": layer.residual, "heads": heads, "ffn": ffn})
+    r = model.readout
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": model.name,
+        "alphabet": list(model.alphabet),
+        "bos": model.bos,
+        "eos": model.eos,
+        "embedding": {
+            "vocab": list(emb.vocab),
+            "word": _arr(emb.word, e),
+            "features": [
+                {"name": f.name, **({} if f.param is None else {"param": _float(f.param, e)})}
+                for f in emb.features
+            ],
+            "pos_weight": _arr(emb.pos_weight, e),
+            "table": _arr(emb.table, e),
+        },
+        "layers": layers,
+        "readout": {
+            "weight": _arr(r.weight, e),
+            "bias": _float(r.bias, e),
+            "position": r.position,
+            "output_coords": list(r.output_coords),
+            "lm_weight": _arr(r.lm_weight, e),
+            "lm_bias": _arr(r.lm_bias, e),
+            "lm_symbols": list(r.lm_symbols),
+        },
+        "meta": _jsonable(dict(model.meta), "meta"),
+    }
+
+
+def _temp(t: Temperature, exact: bool) -> dict[str, Any]:
+    return {k: _float(v, exact) for k, v in t.to_dict().items()}
+
+
+def _jsonable(obj: Any, where: str) -> Any:
+    try:
+        return json.loads(json.dumps(obj, allow_nan=False))
+    except (TypeError, ValueError) as err:
+        raise SpecError(f"not JSON-serializable: {err}", where=where) from None
+
+
+class _Reader:
+    """Reads fields of a model dictionary, naming the path of any error."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def where(self, path: str) -> str:
+        return f"{self.source}: {path}" if self.source else path
+
+    def get(self, d: Any, key: str, path: str, *, required: bool = True, default: Any = None):
+        if not isinstance(d, Mapping):
+            raise SpecError("expected an object", where=self.where(path))
+        if key not in d:
+            if required:
+                raise SpecError(f"missing field {key!r}", where=self.where(path))
+            return default
+        return d[key]
+
+    def array(self, value: Any, path: str, ndim: int) -> np.ndarray:
+        try:
+            arr = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise SpecError(
+                "not a numeric array", where=self.where(path), expected=f"{ndim}-d list of numbers"
+            ) from None
+        if arr.ndim != ndim and not (arr.size == 0 and ndim == 2):
+            raise SpecError(
+                f"array of shape {arr.shape}",
+                where=self.where(path),
+                expected=f"a {ndim}-dimensional array",
+            )
+        if arr.size == 0 and ndim == 2:
+            arr = arr.reshape(arr.shape[0] if arr.ndim == 2 else 0, 0)
+        if not np.all(np.isfinite(arr)):
+            bad = tuple(int(b) for b in np.argwhere(~np.isfinite(arr))[0])
+            raise SpecError(
+                f"non-finite value {arr[bad]!r} at index {bad}",
+                where=self.where(path),
+                expected="finite numbers",
+            )
+        return arr
+
+
+def model_from_dict(data: Any, *, source: str = "") -> Model:
+    """Build a :class:`Model` from :func:`model_to_dict` output, with located errors."""
+    rd = _Reader(source)
+    if not isinstance(data, Mapping):
+        raise SpecError("top level is not a JSON object", where=rd.where("$"))
+    fmt = rd.get(data, "format", "format")
+    if fmt != FORMAT:
+        raise SpecError(f"format {fmt!r}", where=rd.where("format"), expected=repr(FORMAT))
+    version = rd.get(data, "version", "version")
+    if version != VERSION:
+        raise SpecError(f"version {version!r}", where=rd.where("version"), expected=str(VERSION))
+    try:
+        emb_d = rd.get(data, "embedding", "embedding")
+        features = []
+        for k, f in enumerate(rd.get(emb_d, "features", "embedding", required=False) or []):
+            p = f"embedding.features[{k}]"
+            try:
+                features.append(PosFeature(rd.get(f, "name", p), rd.get(f, "param", p, required=False)))
+            except SpecError as err:
+                raise SpecError(err.message, where=rd.where(p), expected=err.expected) from None
+        table = rd.get(emb_d, "table", "embedding", required=False)
+        pos_weight = rd.get(emb_d, "pos_weight", "embedding", required=False)
+        embedding = Embedding(
+            vocab=tuple(rd.get(emb_d, "vocab", "embedding")),
+            word=rd.array(rd.get(emb_d, "word", "embedding"), "embedding.word", 2),
+            features=tuple(features),
+            pos_weight=None
+            if pos_weight is None
+            else rd.array(pos_weight, "embedding.pos_weight", 2),
+            table=None if table is None else rd.array(table, "embedding.table", 2),
+        )
+        layers = []
+        for li, ld in enumerate(rd.get(data, "layers", "layers")):
+            lp = f"layers[{li}]"
+            heads = []
+            for hi, hd in enumerate(rd.get(ld, "heads", lp)):
+                hp = f"{lp}.heads[{hi}]"
+                t = rd.get(hd, "temperature", hp, required=False)
+                mats = {k: rd.array(rd.get(hd, k, hp), f"{hp}.{k}", 2) for k in ("w_q", "w_k", "w_v", "w_o")}
+                try:
+                    heads.append(
+                        Head(
+                            **mats,
+                            kind=rd.get(hd, "kind", hp),
+                            mask=rd.get(hd, "mask", hp, required=False, default="none"),
+                            temperature=None if t is None else Temperature(**t),
+                        )
+                    )
+                except (SpecError, TypeError) as err:
+                    msg = err.message if isinstance(err, SpecError) else str(err)
+                    wh = f"{hp}.{err.where}" if isinstance(err, SpecError) and err.where else hp
+                    raise SpecError(msg, where=rd.where(wh)) from None
+            fd = rd.get(ld, "ffn", lp, required=False)
+            ffn = None
+            if fd is not None:
+                ffn = FeedForward(
+                    **{
+                        k: rd.array(rd.get(fd, k, f"{lp}.ffn"), f"{lp}.ffn.{k}", 2 if k[0] == "w" else 1)
+                        for k in ("w1", "b1", "w2", "b2")
+                    }
+                )
+            layers.append(Layer(tuple(heads), ffn, bool(rd.get(ld, "residual", lp, required=False, default=True))))
+        rdd = rd.get(data, "readout", "readout")
+        lm_w = rd.get(rdd, "lm_weight", "readout", required=False)
+        lm_b = rd.get(rdd, "lm_bias", "readout", required=False)
+        bias = rd.get(rdd, "bias", "readout", required=False, default=0.0)
+        if not isinstance(bias, (int, float)):
+            raise SpecError(f"bias {bias!r}", where=rd.where("readout.bias"), expected="a number")
+        readout = Readout(
+            weight=rd.array(rd.get(rdd, "weight", "readout"), "readout.weight", 1),
+            bias=bias,
+            position=rd.get(rdd, "position", "readout", required=False, default="last"),
+            output_coords=tuple(rd.get(rdd, "output_coords", "readout", required=False, default=[])),
+            lm_weight=None if lm_w is None else rd.array(lm_w, "readout.lm_weight", 2),
+            lm_bias=None if lm_b is None else rd.array(lm_b, "readout.lm_bias", 1),
+            lm_symbols=tuple(rd.get(rdd, "lm_symbols", "readout", required=False, default=[])),
+        )
+        return Model(
+            alphabet=tuple(rd.get(data, "alphabet", "alphabet")),
+            embedding=embedding,
+            layers=tuple(layers),
+            readout=readout,
+            bos=rd.get(data, "bos", "bos", required=False),
+            eos=rd.get(data, "eos", "eos", required=False),
+            name=str(rd.get(data, "name", "name", required=False, default="model")),
+            meta=rd.get(data, "meta", "meta", required=False, default={}) or {},
+        )
+    except SpecError as err:
+        if err.where and source and not err.where.startswith(source):
+            raise SpecError(err.message, where=rd.where(err.where), expected=err.expected) from None
+        raise
+    except TypeError as err:
+        raise SpecError(f"malformed model: {err}", where=rd.where("$")) from None
+
+
+def model_to_json(model: Model) -> str:
+    payload = model_to_dict(model)
+    payload["sha256"] = model.digest
+    return json.dumps(payload, allow_nan=False) + "\n"
+
+
+def save_model(model: Model, path: str | os.PathLike[str]) -> Path:
+    """Write ``model`` to ``path`` as JSON (atomically) with its content hash."""
+    return write_atomic(path, model_to_json(model))
+
+
+def load_model(path: str | os.PathLike[str]) -> Model:
+    """Load a model file; verifies the stored content hash if present."""
+    data = read_json(path)
+    model = model_from_dict(data, source=str(path))
+    stored = data.get("sha256") if isinstance(data, Mapping) else None
+    if stored is not None and stored != model.digest:
+        raise SpecError(
+            f"content hash mismatch: file says {stored[:12]}…, contents hash to {model.digest[:12]}…",
+            where=f"{path}: sha256",
+            expected="the sha256 of the file's contents (the file was edited or corrupted)",
+        )
+    return model

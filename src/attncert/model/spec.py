@@ -1,0 +1,411 @@
+"""The transformer model: immutable values precise enough to carry proofs.
+
+A :class:`Model` covers what Hahn (2020) and Yang et al. use:
+
+* alphabet Σ of single-character symbols, optional BOS/EOS symbols that the
+  model adds around every input (so the model sees N = n + [bos] + [eos] tokens);
+* layer 0: y⁽⁰⁾ᵢ = E[xᵢ] + W_pos φ(i, N) (+ a learned table row T[i]);
+* layers of H heads with scores (W_Q yᵢ)·(W_K yⱼ), masking, and attention
+  kind unique-hard leftmost / rightmost, average-hard, or softmax with inverse
+  temperature β(N) = coef · N^p · log(N)^r;
+  y ← y + Σ_h W_O,h attn_h (residual), then y ← y + W₂ ReLU(W₁ y + b₁) + b₂;
+* a readout: accept iff w · y⁽ᴸ⁾_pos + b > 0 at a designated position (last by
+  default), designated output coordinates for per-position Booleans, and an
+  optional next-symbol head (logits = W_lm y + b_lm) for language modelling.
+
+All arrays are float64 and read-only; a float64 number is an exact dyadic
+rational, which is what the exact evaluator uses. Construction validates
+shapes and finiteness and names the offending field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from attncert.errors import InputError, SpecError
+from attncert.model.positional import PosFeature
+
+
+class AttentionKind(str, Enum):
+    """How a head turns scores into attention (Hahn §5 footnote 1; Yang et al. §2)."""
+
+    LEFTMOST = "leftmost"  # unique-hard, ties broken to the leftmost maximum
+    RIGHTMOST = "rightmost"  # unique-hard, ties broken to the rightmost maximum
+    AVERAGE = "average"  # average-hard: uniform over all maxima
+    SOFTMAX = "softmax"  # softmax with inverse temperature β(N)
+
+    @property
+    def is_hard(self) -> bool:
+        return self is not AttentionKind.SOFTMAX
+
+
+class Mask(str, Enum):
+    """Which positions j a query at i may attend to."""
+
+    NONE = "none"  # all j
+    FUTURE = "future"  # future masked: j ≤ i
+    FUTURE_STRICT = "future_strict"  # j < i
+    PAST = "past"  # past masked: j ≥ i
+    PAST_STRICT = "past_strict"  # j > i
+
+    def allowed(self, i: int, j: int) -> bool:
+        """Whether query position ``i`` sees key position ``j`` (any indexing base)."""
+        if self is Mask.NONE:
+            return True
+        if self is Mask.FUTURE:
+            return j <= i
+        if self is Mask.FUTURE_STRICT:
+            return j < i
+        if self is Mask.PAST:
+            return j >= i
+        return j > i
+
+    def matrix(self, n: int) -> np.ndarray:
+        """Boolean n × n matrix, entry [i, j] true iff i sees j."""
+        i = np.arange(n)[:, None]
+        j = np.arange(n)[None, :]
+        return {
+            Mask.NONE: np.ones((n, n), dtype=bool),
+            Mask.FUTURE: j <= i,
+            Mask.FUTURE_STRICT: j < i,
+            Mask.PAST: j >= i,
+            Mask.PAST_STRICT: j > i,
+        }[self]
+
+
+@dataclass(frozen=True)
+class Temperature:
+    """Inverse temperature β(N) = coef · N^n_power · log(N)^log_power (N ≥ 1).
+
+    A constant is ``Temperature(c)``; Yang et al.'s temperature scaling is, e.g.,
+    ``Temperature(c, n_power=1)`` or ``Temperature(c, n_power=1, log_power=1)``.
+    """
+
+    coef: float = 1.0
+    n_power: float = 0.0
+    log_power: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("coef", "n_power", "log_power"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise SpecError(f"temperature {name} must be a finite number, got {v!r}")
+
+    def __call__(self, n: int) -> float:
+        value = self.coef * float(n) ** self.n_power
+        if self.log_power:
+            value *= math.log(n) ** self.log_power
+        return value
+
+    @property
+    def is_constant(self) -> bool:
+        return self.n_power == 0 and self.log_power == 0
+
+    def to_dict(self) -> dict:
+        return {"coef": self.coef, "n_power": self.n_power, "log_power": self.log_power}
+
+    def __str__(self) -> str:
+        parts = [repr(self.coef)]
+        if self.n_power:
+            parts.append(f"N^{self.n_power:g}")
+        if self.log_power:
+            parts.append(f"log(N)^{self.log_power:g}")
+        return "·".join(parts)
+
+
+def _array(value: Any, ndim: int) -> np.ndarray:
+    arr = np.array(value, dtype=np.float64, copy=True)
+    if arr.ndim != ndim:
+        if arr.size == 0 and ndim == 2:
+            arr = arr.reshape(0, 0)
+        else:
+            raise SpecError(f"expected a {ndim}-dimensional array, got shape {arr.shape}")
+    arr.setflags(write=False)
+    return arr
+
+
+def _freeze(obj: Any, names: tuple[str, ...], dims: tuple[int, ...]) -> None:
+    for name, ndim in zip(names, dims, strict=True):
+        try:
+            object.__setattr__(obj, name, _array(getattr(obj, name), ndim))
+        except (SpecError, ValueError, TypeError) as err:
+            msg = err.message if isinstance(err, SpecError) else str(err)
+            raise SpecError(msg, where=name) from None
+
+
+@dataclass(frozen=True, eq=False)
+class Head:
+    """One attention head: score(i, j) = (W_Q yᵢ)·(W_K yⱼ); output W_O · attn(W_V y)."""
+
+    w_q: np.ndarray  # (d_k, d)
+    w_k: np.ndarray  # (d_k, d)
+    w_v: np.ndarray  # (d_v, d)
+    w_o: np.ndarray  # (d, d_v)
+    kind: AttentionKind = AttentionKind.LEFTMOST
+    mask: Mask = Mask.NONE
+    temperature: Temperature | None = None
+
+    def __post_init__(self) -> None:
+        _freeze(self, ("w_q", "w_k", "w_v", "w_o"), (2, 2, 2, 2))
+        object.__setattr__(self, "kind", _enum(AttentionKind, self.kind, "kind"))
+        object.__setattr__(self, "mask", _enum(Mask, self.mask, "mask"))
+        if self.kind is AttentionKind.SOFTMAX and self.temperature is None:
+            object.__setattr__(self, "temperature", Temperature())
+        if self.kind.is_hard and self.temperature is not None:
+            raise SpecError("a temperature applies only to softmax heads", where="temperature")
+
+
+@dataclass(frozen=True, eq=False)
+class FeedForward:
+    """ReLU feed-forward sublayer: W₂ ReLU(W₁ y + b₁) + b₂."""
+
+    w1: np.ndarray  # (d_ff, d)
+    b1: np.ndarray  # (d_ff,)
+    w2: np.ndarray  # (d, d_ff)
+    b2: np.ndarray  # (d,)
+
+    def __post_init__(self) -> None:
+        _freeze(self, ("w1", "b1", "w2", "b2"), (2, 1, 2, 1))
+
+
+@dataclass(frozen=True, eq=False)
+class Layer:
+    """Attention sublayer (all heads, summed into the residual stream) then FFN."""
+
+    heads: tuple[Head, ...]
+    ffn: FeedForward | None = None
+    residual: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "heads", tuple(self.heads))
+
+
+@dataclass(frozen=True, eq=False)
+class Embedding:
+    """Layer 0: y⁽⁰⁾ᵢ = word[xᵢ] + pos_weight · φ(i, N) + table[i−1]."""
+
+    vocab: tuple[str, ...]
+    word: np.ndarray  # (|vocab|, d)
+    features: tuple[PosFeature, ...] = ()
+    pos_weight: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (d, F)
+    table: np.ndarray | None = None  # (max_len, d), learned absolute positions
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "vocab", tuple(self.vocab))
+        object.__setattr__(self, "features", tuple(self.features))
+        _freeze(self, ("word",), (2,))
+        d = self.word.shape[1]
+        if self.pos_weight is None or np.asarray(self.pos_weight).size == 0:
+            object.__setattr__(self, "pos_weight", np.zeros((d, len(self.features))))
+        _freeze(self, ("pos_weight",), (2,))
+        if self.table is not None:
+            _freeze(self, ("table",), (2,))
+
+    @property
+    def d(self) -> int:
+        return self.word.shape[1]
+
+
+@dataclass(frozen=True, eq=False)
+class Readout:
+    """Decision and outputs read from the last layer's activations.
+
+    * accept iff ``weight · y_pos + bias > 0`` (position ``"last"``, ``"first"`` or a
+      1-based index);
+    * ``output_coords``: coordinates of y read as per-position Booleans
+      (≥ ½ true; Yang et al.'s constructions keep them in {0, 1});
+    * ``lm_weight``/``lm_bias``/``lm_symbols``: an optional next-symbol head, logits
+      over ``lm_symbols`` (Σ plus possibly an end symbol) at every position.
+    """
+
+    weight: np.ndarray  # (d,)
+    bias: float = 0.0
+    position: str | int = "last"
+    output_coords: tuple[int, ...] = ()
+    lm_weight: np.ndarray | None = None  # (|lm_symbols|, d)
+    lm_bias: np.ndarray | None = None  # (|lm_symbols|,)
+    lm_symbols: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _freeze(self, ("weight",), (1,))
+        object.__setattr__(self, "bias", float(self.bias))
+        object.__setattr__(self, "output_coords", tuple(int(c) for c in self.output_coords))
+        object.__setattr__(self, "lm_symbols", tuple(self.lm_symbols))
+        if self.lm_weight is not None:
+            _freeze(self, ("lm_weight",), (2,))
+            if self.lm_bias is None:
+                object.__setattr__(self, "lm_bias", np.zeros(self.lm_weight.shape[0]))
+            _freeze(self, ("lm_bias",), (1,))
+        if not (self.position in ("last", "first") or isinstance(self.position, int)):
+            raise SpecError(
+                f"readout position {self.position!r}", expected="'last', 'first' or an integer"
+            )
+
+    def index(self, n_tokens: int) -> int:
+        """0-based index of the decision position in a sequence of ``n_tokens``."""
+        if self.position == "last":
+            return n_tokens - 1
+        if self.position == "first":
+            return 0
+        idx = int(self.position) - 1 if self.position > 0 else n_tokens + int(self.position)
+        if not 0 <= idx < n_tokens:
+            raise InputError(f"readout position {self.position} outside 1..{n_tokens}")
+        return idx
+
+
+def _enum(cls: type[Enum], value: Any, where: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in cls)  # type: ignore[attr-defined]
+        raise SpecError(f"unknown value {value!r}", where=where, expected=allowed) from None
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A transformer over a finite alphabet (see module docstring)."""
+
+    alphabet: tuple[str, ...]
+    embedding: Embedding
+    layers: tuple[Layer, ...]
+    readout: Readout
+    bos: str | None = None
+    eos: str | None = None
+    name: str = "model"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "alphabet", tuple(self.alphabet))
+        object.__setattr__(self, "layers", tuple(self.layers))
+        object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
+        _validate(self)
+
+    # ----- shapes and tokens -------------------------------------------------
+    @property
+    def d(self) -> int:
+        return self.embedding.d
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    @cached_property
+    def token_index(self) -> dict[str, int]:
+        return {s: k for k, s in enumerate(self.embedding.vocab)}
+
+    def n_tokens(self, n: int) -> int:
+        """Number of tokens the model sees for an input of length ``n``."""
+        return n + (self.bos is not None) + (self.eos is not None)
+
+    def input_offset(self) -> int:
+        """0-based token index of input position 1 (1 if there is a BOS token)."""
+        return int(self.bos is not None)
+
+    def encode(self, string: str | tuple[str, ...]) -> list[int]:
+        """Token ids of ``string`` with BOS/EOS added; unknown symbols raise InputError."""
+        ids = [self.token_index[self.bos]] if self.bos is not None else []
+        alphabet = set(self.alphabet)
+        for pos, sym in enumerate(string):
+            if sym not in alphabet:
+                raise InputError(
+                    f"unknown symbol {sym!r} at position {pos + 1} of {''.join(string)!r}",
+                    expected="symbols of the alphabet " + "".join(self.alphabet),
+                )
+            ids.append(self.token_index[sym])
+        if self.eos is not None:
+            ids.append(self.token_index[self.eos])
+        return ids
+
+    @property
+    def is_hard(self) -> bool:
+        """True iff every head uses hard (unique or average) attention."""
+        return all(h.kind.is_hard for layer in self.layers for h in layer.heads)
+
+    # ----- identity -------------------------------------------------------------
+    @cached_property
+    def digest(self) -> str:
+        """sha256 over the canonical encoding (every float as its exact hex form)."""
+        from attncert.io import canonical_json
+        from attncert.model.serialize import model_to_dict
+
+        payload = model_to_dict(self, exact_floats=True)
+        return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> None:
+    if arr.ndim != len(shape) or any(
+        want is not None and got != want for got, want in zip(arr.shape, shape, strict=True)
+    ):
+        expected = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise SpecError(f"wrong shape {arr.shape}", where=where, expected=f"shape {expected}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise SpecError(
+            f"non-finite value {arr[tuple(bad)]!r} at index {tuple(int(b) for b in bad)}",
+            where=where,
+            expected="finite float64 numbers",
+        )
+
+
+def _validate(m: Model) -> None:
+    """Check every shape and value, naming the field (e.g. ``layers[0].heads[1].w_q``)."""
+    if not m.alphabet:
+        raise SpecError("empty alphabet", where="alphabet")
+    for s in (*m.alphabet, m.bos, m.eos):
+        if s is not None and (not isinstance(s, str) or len(s) != 1):
+            raise SpecError(f"symbol {s!r}", where="alphabet", expected="single characters")
+    if len(set(m.alphabet)) != len(m.alphabet):
+        raise SpecError("repeated symbol", where="alphabet")
+    emb = m.embedding
+    missing = [s for s in (*m.alphabet, m.bos, m.eos) if s is not None and s not in emb.vocab]
+    if missing:
+        raise SpecError(f"symbols {missing} have no embedding row", where="embedding.vocab")
+    if m.bos is not None and m.bos in m.alphabet:
+        raise SpecError("BOS symbol must not be in the alphabet", where="bos")
+    if m.eos is not None and m.eos in m.alphabet:
+        raise SpecError("EOS symbol must not be in the alphabet", where="eos")
+    d = emb.d
+    if d == 0:
+        raise SpecError("model width d is 0", where="embedding.word")
+    _check_array(emb.word, "embedding.word", (len(emb.vocab), d))
+    _check_array(emb.pos_weight, "embedding.pos_weight", (d, len(emb.features)))
+    if emb.table is not None:
+        _check_array(emb.table, "embedding.table", (None, d))
+    for li, layer in enumerate(m.layers):
+        for hi, h in enumerate(layer.heads):
+            w = f"layers[{li}].heads[{hi}]"
+            dk = h.w_q.shape[0]
+            dv = h.w_v.shape[0]
+            _check_array(h.w_q, f"{w}.w_q", (dk, d))
+            _check_array(h.w_k, f"{w}.w_k", (dk, d))
+            _check_array(h.w_v, f"{w}.w_v", (dv, d))
+            _check_array(h.w_o, f"{w}.w_o", (d, dv))
+        if layer.ffn is not None:
+            w = f"layers[{li}].ffn"
+            dff = layer.ffn.w1.shape[0]
+            _check_array(layer.ffn.w1, f"{w}.w1", (dff, d))
+            _check_array(layer.ffn.b1, f"{w}.b1", (dff,))
+            _check_array(layer.ffn.w2, f"{w}.w2", (d, dff))
+            _check_array(layer.ffn.b2, f"{w}.b2", (d,))
+    r = m.readout
+    _check_array(r.weight, "readout.weight", (d,))
+    if not math.isfinite(r.bias):
+        raise SpecError(f"non-finite value {r.bias!r}", where="readout.bias")
+    for c in r.output_coords:
+        if not 0 <= c < d:
+            raise SpecError(f"coordinate {c} outside 0..{d - 1}", where="readout.output_coords")
+    if r.lm_weight is not None:
+        k = len(r.lm_symbols)
+        if k == 0:
+            raise SpecError("next-symbol head without symbols", where="readout.lm_symbols")
+        _check_array(r.lm_weight, "readout.lm_weight", (k, d))
+        _check_array(r.lm_bias, "readout.lm_bias", (k,))
