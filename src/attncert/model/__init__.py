@@ -1,5 +1,6 @@
 """Transformer models: specification, evaluation (float and exact), files, zoo."""
 
+from attncert.model.build import model_from_arrays, model_from_torch, model_to_arrays
 from attncert.model.exact import accepts_exact, forward_exact
 from attncert.model.forward import Trace, accepts, forward
 from attncert.model.positional import PosFeature
@@ -34,7 +35,10 @@ __all__ = [
     "forward",
     "forward_exact",
     "load_model",
+    "model_from_arrays",
     "model_from_dict",
+    "model_from_torch",
+    "model_to_arrays",
     "model_to_dict",
     "random_model",
     "save_model",

@@ -126,7 +126,9 @@ def _rows(m: fmpq_mat) -> list[list[fmpq]]:
 
 def _relu_rows(m: fmpq_mat) -> fmpq_mat:
     zero = fmpq(0)
-    return fmpq_mat(m.nrows(), m.ncols(), [v if v > zero else zero for row in _rows(m) for v in row])
+    return fmpq_mat(
+        m.nrows(), m.ncols(), [v if v > zero else zero for row in _rows(m) for v in row]
+    )
 
 
 def _add_bias(m: fmpq_mat, b: fmpq_mat) -> fmpq_mat:
@@ -137,7 +139,9 @@ def _add_bias(m: fmpq_mat, b: fmpq_mat) -> fmpq_mat:
 @dataclass(frozen=True, eq=False)
 class ExactLayerTrace:
     scores: tuple[fmpq_mat, ...]  # per head N × N (masked entries meaningless)
-    chosen: tuple[tuple[tuple[int, ...], ...], ...]  # per head, per query: attended positions (0-based)
+    chosen: tuple[
+        tuple[tuple[int, ...], ...], ...
+    ]  # per head, per query: attended positions (0-based)
     after_attention: fmpq_mat  # N × d
     output: fmpq_mat  # N × d
 
@@ -159,14 +163,12 @@ class ExactTrace:
         return to_fraction(self.logit)
 
 
-def embed_exact(model: Model, tokens: list[int]) -> fmpq_mat:
-    """Exact layer-0 activations (N × d)."""
+def position_part_exact(model: Model, n_tok: int) -> fmpq_mat:
+    """Exact positional part W_pos φ(i, N) (+ table rows) of layer 0, N × d."""
     ew = exact_weights(model)
-    n_tok = len(tokens)
     d = model.d
-    word_rows = _rows(ew.word)
-    y = fmpq_mat(n_tok, d, [v for t in tokens for v in word_rows[t]])
     emb = model.embedding
+    y = fmpq_mat(n_tok, d)
     if emb.features:
         phi = feature_matrix_exact(emb.features, n_tok)
         phi_m = fmpq_mat(n_tok, len(emb.features), [q(v) for row in phi for v in row])
@@ -181,8 +183,15 @@ def embed_exact(model: Model, tokens: list[int]) -> fmpq_mat:
     return y
 
 
-def forward_exact(model: Model, string: str) -> ExactTrace:
-    """Exact forward pass of a hard / average-hard model on one string."""
+def embed_exact(model: Model, tokens: list[int]) -> fmpq_mat:
+    """Exact layer-0 activations (N × d)."""
+    ew = exact_weights(model)
+    word_rows = _rows(ew.word)
+    y = fmpq_mat(len(tokens), model.d, [v for t in tokens for v in word_rows[t]])
+    return y + position_part_exact(model, len(tokens))
+
+
+def _require_hard(model: Model) -> None:
     for li, layer in enumerate(model.layers):
         for hi, h in enumerate(layer.heads):
             if not h.kind.is_hard:
@@ -191,13 +200,22 @@ def forward_exact(model: Model, string: str) -> ExactTrace:
                     "supported: softmax weights are irrational",
                     expected="leftmost, rightmost or average hard attention",
                 )
-    tokens = model.encode(string)
-    return forward_exact_tokens(model, tokens)
+
+
+def forward_exact(model: Model, string: str) -> ExactTrace:
+    """Exact forward pass of a hard / average-hard model on one string."""
+    return forward_exact_tokens(model, model.encode(string))
 
 
 def forward_exact_tokens(model: Model, tokens: list[int]) -> ExactTrace:
-    ew = exact_weights(model)
+    """Exact forward pass on token ids (softmax heads are refused, never approximated)."""
+    _require_hard(model)
     n_tok = len(tokens)
+    if n_tok == 0:
+        raise InputError(
+            "the model sees no tokens (empty input and no BOS/EOS)", expected="a non-empty string"
+        )
+    ew = exact_weights(model)
     d = model.d
     y = embed_exact(model, tokens)
     emb0 = y
@@ -227,7 +245,9 @@ def forward_exact_tokens(model: Model, tokens: list[int]) -> ExactTrace:
                     pick = tuple(maxima)
                 chosen_h.append(pick)
                 inv = fmpq(1, len(pick))
-                out_rows.append([sum((values[j][c] for j in pick), fmpq(0)) * inv for c in range(d)])
+                out_rows.append(
+                    [sum((values[j][c] for j in pick), fmpq(0)) * inv for c in range(d)]
+                )
             total = total + fmpq_mat(n_tok, d, [v for row in out_rows for v in row])
             scores_l.append(scores)
             chosen_l.append(tuple(chosen_h))

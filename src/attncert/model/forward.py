@@ -71,7 +71,8 @@ def attention_weights(head: Head, scores: np.ndarray, n_tok: int) -> np.ndarray:
     any_visible = visible.any(axis=-1)  # (1, N)
     if head.kind is AttentionKind.SOFTMAX:
         beta = head.temperature(n_tok)
-        z = beta * s
+        # scale only the visible scores: beta * -inf would be nan (beta = 0) or +inf (beta < 0)
+        z = np.where(visible, beta * scores, -np.inf)
         zmax = np.max(z, axis=-1, keepdims=True)
         zmax = np.where(np.isfinite(zmax), zmax, 0.0)
         e = np.where(visible, np.exp(z - zmax), 0.0)
@@ -99,6 +100,10 @@ def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
     if tokens.ndim != 2:
         raise InputError(f"token batch must be 2-dimensional, got shape {tokens.shape}")
     n_tok = tokens.shape[1]
+    if n_tok == 0:
+        raise InputError(
+            "the model sees no tokens (empty input and no BOS/EOS)", expected="a non-empty string"
+        )
     y = embed(model, tokens)
     emb = y
     traces = []
@@ -151,7 +156,9 @@ def forward(model: Model, strings: Sequence[str]) -> Trace:
         raise InputError("empty batch of strings")
     lengths = {len(s) for s in strings}
     if len(lengths) != 1:
-        raise InputError(f"strings in one batch must have equal length, got lengths {sorted(lengths)}")
+        raise InputError(
+            f"strings in one batch must have equal length, got lengths {sorted(lengths)}"
+        )
     tokens = np.array([model.encode(s) for s in strings], dtype=np.int64)
     return forward_tokens(model, tokens)
 

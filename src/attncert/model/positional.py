@@ -17,6 +17,7 @@ Hahn's Lemma 5; Yang et al. distinguish bounded from unbounded encodings).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +37,13 @@ def _transcendental(fn: Callable[[mpmath.mpf], mpmath.mpf]) -> ExactFn:
             return Fraction(float(fn(mpmath.mpf(param) * i)))
 
     return exact
+
+
+def _is_square(k: int) -> bool:
+    if k < 0:
+        return False
+    r = math.isqrt(k)
+    return r * r == k
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,17 @@ _KINDS: dict[str, _Kind] = {
     "[i=1]": _Kind(lambda i, n, p: Fraction(int(i == 1)), True, doc="first position"),
     "[i=n]": _Kind(lambda i, n, p: Fraction(int(i == n)), True, doc="last position"),
     "[i>n/2]": _Kind(lambda i, n, p: Fraction(int(2 * i > n)), True, doc="second half"),
+    # Numerical-predicate columns and scaled keys used by attncert.compile (Yang et al.
+    # Theorems 20-23: "PEs including all numerical predicates"; unbounded lookup keys).
+    "[i square]": _Kind(lambda i, n, p: Fraction(int(_is_square(i))), True, doc="i is a square"),
+    "[i-1 square]": _Kind(
+        lambda i, n, p: Fraction(int(_is_square(i - 1))), True, doc="i−1 is a square"
+    ),
+    "[2i=n]": _Kind(lambda i, n, p: Fraction(int(2 * i == n)), True, doc="i = n/2"),
+    "[2i-2=n]": _Kind(lambda i, n, p: Fraction(int(2 * i - 2 == n)), True, doc="i−1 = n/2"),
+    "[i-1>n/2]": _Kind(lambda i, n, p: Fraction(int(2 * i - 2 > n)), True, doc="i−1 > n/2"),
+    "n*i": _Kind(lambda i, n, p: Fraction(n * i), False, doc="n·i (unbounded)"),
+    "n*i^2": _Kind(lambda i, n, p: Fraction(n * i * i), False, doc="n·i² (unbounded)"),
     "sin": _Kind(_transcendental(mpmath.sin), True, True, "sin(ω·i), ω = param"),
     "cos": _Kind(_transcendental(mpmath.cos), True, True, "cos(ω·i), ω = param"),
 }
@@ -101,11 +120,15 @@ class PosFeature:
         return _KINDS[self.name].exact(i, n, self.param)
 
     def to_dict(self) -> dict:
-        return {"name": self.name} if self.param is None else {"name": self.name, "param": self.param}
+        return (
+            {"name": self.name} if self.param is None else {"name": self.name, "param": self.param}
+        )
 
 
 @cache
-def feature_matrix_exact(features: tuple[PosFeature, ...], n: int) -> tuple[tuple[Fraction, ...], ...]:
+def feature_matrix_exact(
+    features: tuple[PosFeature, ...], n: int
+) -> tuple[tuple[Fraction, ...], ...]:
     """Exact φ(i, n) for i = 1..n, as an n × F tuple of Fractions."""
     return tuple(tuple(f.exact(i, n) for f in features) for i in range(1, n + 1))
 

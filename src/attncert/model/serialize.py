@@ -149,7 +149,8 @@ class _Reader:
             return default
         return d[key]
 
-    def array(self, value: Any, path: str, ndim: int) -> np.ndarray:
+    def array(self, value: Any, path: str, ndim: int, cols: int | None = None) -> np.ndarray:
+        """``cols``: the column count of a 2-d array with no rows (JSON ``[]`` loses it)."""
         try:
             arr = np.array(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -163,11 +164,11 @@ class _Reader:
                 expected=f"a {ndim}-dimensional array",
             )
         if arr.size == 0 and ndim == 2:
-            arr = arr.reshape(arr.shape[0] if arr.ndim == 2 else 0, 0)
+            arr = arr.reshape(arr.shape[0], 0) if arr.ndim == 2 else arr.reshape(0, cols or 0)
         if not np.all(np.isfinite(arr)):
             bad = tuple(int(b) for b in np.argwhere(~np.isfinite(arr))[0])
             raise SpecError(
-                f"non-finite value {arr[bad]!r} at index {bad}",
+                f"non-finite value {float(arr[bad])!r} at index {bad}",
                 where=self.where(path),
                 expected="finite numbers",
             )
@@ -191,7 +192,9 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
         for k, f in enumerate(rd.get(emb_d, "features", "embedding", required=False) or []):
             p = f"embedding.features[{k}]"
             try:
-                features.append(PosFeature(rd.get(f, "name", p), rd.get(f, "param", p, required=False)))
+                features.append(
+                    PosFeature(rd.get(f, "name", p), rd.get(f, "param", p, required=False))
+                )
             except SpecError as err:
                 raise SpecError(err.message, where=rd.where(p), expected=err.expected) from None
         table = rd.get(emb_d, "table", "embedding", required=False)
@@ -212,7 +215,10 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
             for hi, hd in enumerate(rd.get(ld, "heads", lp)):
                 hp = f"{lp}.heads[{hi}]"
                 t = rd.get(hd, "temperature", hp, required=False)
-                mats = {k: rd.array(rd.get(hd, k, hp), f"{hp}.{k}", 2) for k in ("w_q", "w_k", "w_v", "w_o")}
+                mats = {
+                    k: rd.array(rd.get(hd, k, hp), f"{hp}.{k}", 2, cols=embedding.d)
+                    for k in ("w_q", "w_k", "w_v", "w_o")
+                }
                 try:
                     heads.append(
                         Head(
@@ -225,17 +231,29 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
                 except (SpecError, TypeError) as err:
                     msg = err.message if isinstance(err, SpecError) else str(err)
                     wh = f"{hp}.{err.where}" if isinstance(err, SpecError) and err.where else hp
-                    raise SpecError(msg, where=rd.where(wh)) from None
+                    expected = err.expected if isinstance(err, SpecError) else None
+                    raise SpecError(msg, where=rd.where(wh), expected=expected) from None
             fd = rd.get(ld, "ffn", lp, required=False)
             ffn = None
             if fd is not None:
                 ffn = FeedForward(
                     **{
-                        k: rd.array(rd.get(fd, k, f"{lp}.ffn"), f"{lp}.ffn.{k}", 2 if k[0] == "w" else 1)
+                        k: rd.array(
+                            rd.get(fd, k, f"{lp}.ffn"),
+                            f"{lp}.ffn.{k}",
+                            2 if k[0] == "w" else 1,
+                            cols=embedding.d,
+                        )
                         for k in ("w1", "b1", "w2", "b2")
                     }
                 )
-            layers.append(Layer(tuple(heads), ffn, bool(rd.get(ld, "residual", lp, required=False, default=True))))
+            layers.append(
+                Layer(
+                    tuple(heads),
+                    ffn,
+                    bool(rd.get(ld, "residual", lp, required=False, default=True)),
+                )
+            )
         rdd = rd.get(data, "readout", "readout")
         lm_w = rd.get(rdd, "lm_weight", "readout", required=False)
         lm_b = rd.get(rdd, "lm_bias", "readout", required=False)
@@ -246,7 +264,9 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
             weight=rd.array(rd.get(rdd, "weight", "readout"), "readout.weight", 1),
             bias=bias,
             position=rd.get(rdd, "position", "readout", required=False, default="last"),
-            output_coords=tuple(rd.get(rdd, "output_coords", "readout", required=False, default=[])),
+            output_coords=tuple(
+                rd.get(rdd, "output_coords", "readout", required=False, default=[])
+            ),
             lm_weight=None if lm_w is None else rd.array(lm_w, "readout.lm_weight", 2),
             lm_bias=None if lm_b is None else rd.array(lm_b, "readout.lm_bias", 1),
             lm_symbols=tuple(rd.get(rdd, "lm_symbols", "readout", required=False, default=[])),
@@ -265,7 +285,7 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
         if err.where and source and not err.where.startswith(source):
             raise SpecError(err.message, where=rd.where(err.where), expected=err.expected) from None
         raise
-    except TypeError as err:
+    except (TypeError, ValueError) as err:
         raise SpecError(f"malformed model: {err}", where=rd.where("$")) from None
 
 
@@ -285,6 +305,8 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     data = read_json(path)
     model = model_from_dict(data, source=str(path))
     stored = data.get("sha256") if isinstance(data, Mapping) else None
+    if stored is not None and not isinstance(stored, str):
+        raise SpecError(f"sha256 {stored!r}", where=f"{path}: sha256", expected="a hex string")
     if stored is not None and stored != model.digest:
         raise SpecError(
             f"content hash mismatch: file says {stored[:12]}…, contents hash to {model.digest[:12]}…",

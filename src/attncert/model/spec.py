@@ -350,7 +350,7 @@ def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> 
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise SpecError(
-            f"non-finite value {arr[tuple(bad)]!r} at index {tuple(int(b) for b in bad)}",
+            f"non-finite value {float(arr[tuple(bad)])!r} at index {tuple(int(b) for b in bad)}",
             where=where,
             expected="finite float64 numbers",
         )
@@ -366,6 +366,9 @@ def _validate(m: Model) -> None:
     if len(set(m.alphabet)) != len(m.alphabet):
         raise SpecError("repeated symbol", where="alphabet")
     emb = m.embedding
+    if len(set(emb.vocab)) != len(emb.vocab):
+        dup = next(s for s in emb.vocab if emb.vocab.count(s) > 1)
+        raise SpecError(f"repeated symbol {dup!r}", where="embedding.vocab")
     missing = [s for s in (*m.alphabet, m.bos, m.eos) if s is not None and s not in emb.vocab]
     if missing:
         raise SpecError(f"symbols {missing} have no embedding row", where="embedding.vocab")

@@ -120,10 +120,18 @@ def random_model(
     features: tuple[PosFeature, ...] = DEFAULT_FEATURES,
     temperature: Temperature | None = None,
     name: str | None = None,
+    bos: str | None = None,
+    eos: str | None = None,
 ) -> Model:
-    """A seeded random model: Gaussian weights scaled by 1/√d."""
+    """A seeded random model: Gaussian weights scaled by 1/√d.
+
+    ``bos``/``eos`` add those symbols (with random embedding rows) around every input;
+    without them the random stream, hence the model, is unchanged.
+    """
     if layers < 0 or heads < 0 or d < 1:
-        raise InputError(f"random model needs layers ≥ 0, heads ≥ 0, d ≥ 1; got {layers}, {heads}, {d}")
+        raise InputError(
+            f"random model needs layers ≥ 0, heads ≥ 0, d ≥ 1; got {layers}, {heads}, {d}"
+        )
     kind = AttentionKind(kind)
     rng = np.random.default_rng(seed)
     s = 1.0 / np.sqrt(d)
@@ -149,17 +157,23 @@ def random_model(
         )
         ffn = FeedForward(w1=g(d_ff, d), b1=g(d_ff), w2=g(d, d_ff), b2=g(d)) if d_ff else None
         layer_list.append(Layer(hs, ffn))
-    vocab = tuple(alphabet)
+    vocab = tuple(alphabet) + tuple(s for s in (bos, eos) if s is not None)
     return Model(
-        alphabet=vocab,
+        alphabet=tuple(alphabet),
+        bos=bos,
+        eos=eos,
         embedding=Embedding(
-            vocab=vocab, word=rng.normal(0.0, 1.0, size=(len(vocab), d)), features=features,
+            vocab=vocab,
+            word=rng.normal(0.0, 1.0, size=(len(vocab), d)),
+            features=features,
             pos_weight=g(d, len(features)),
         ),
         layers=tuple(layer_list),
         readout=Readout(weight=g(d), bias=0.0),
         name=name or f"random-L{layers}-H{heads}-d{d}-{kind.value}-s{seed}",
-        meta={"random": {"layers": layers, "heads": heads, "d": d, "kind": kind.value, "seed": seed}},
+        meta={
+            "random": {"layers": layers, "heads": heads, "d": d, "kind": kind.value, "seed": seed}
+        },
     )
 
 
@@ -181,7 +195,9 @@ def zoo_model(name: str) -> Model:
     try:
         return ZOO[name]()
     except KeyError:
-        raise InputError(f"no zoo model named {name!r}", expected="one of " + ", ".join(sorted(ZOO))) from None
+        raise InputError(
+            f"no zoo model named {name!r}", expected="one of " + ", ".join(sorted(ZOO))
+        ) from None
 
 
 def zoo_names() -> list[str]:

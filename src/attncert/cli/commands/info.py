@@ -1,0 +1,123 @@
+"""``attncert info MODEL``: what a model is — layers, heads, kinds, masks, features, hash.
+
+attncert info zoo:anbn
+attncert info model.json --json
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
+from attncert.model.spec import Model
+
+
+def describe(model: Model) -> dict[str, Any]:
+    """A JSON-ready summary of ``model`` (no weights)."""
+    emb = model.embedding
+    layers = []
+    for li, layer in enumerate(model.layers):
+        heads = [
+            {
+                "index": hi,
+                "kind": h.kind.value,
+                "mask": h.mask.value,
+                "temperature": None if h.temperature is None else h.temperature.to_dict(),
+                "d_k": int(h.w_q.shape[0]),
+                "d_v": int(h.w_v.shape[0]),
+            }
+            for hi, h in enumerate(layer.heads)
+        ]
+        ffn = None if layer.ffn is None else {"d_ff": int(layer.ffn.w1.shape[0])}
+        layers.append({"index": li, "heads": heads, "ffn": ffn, "residual": layer.residual})
+    r = model.readout
+    return {
+        "name": model.name,
+        "sha256": model.digest,
+        "alphabet": list(model.alphabet),
+        "bos": model.bos,
+        "eos": model.eos,
+        "d": model.d,
+        "hard": model.is_hard,
+        "num_layers": model.num_layers,
+        "num_heads": sum(len(layer.heads) for layer in model.layers),
+        "features": [
+            {"name": f.name, "param": f.param, "label": f.label, "bounded": f.bounded}
+            for f in emb.features
+        ],
+        "position_table_rows": None if emb.table is None else int(emb.table.shape[0]),
+        "layers": layers,
+        "readout": {
+            "position": r.position,
+            "bias": r.bias,
+            "output_coords": list(r.output_coords),
+            "lm_symbols": list(r.lm_symbols),
+        },
+        "meta": dict(model.meta),
+    }
+
+
+def _text(info: dict[str, Any]) -> str:
+    lines = [
+        f"model     {info['name']}",
+        f"sha256    {info['sha256']}",
+        f"alphabet  {' '.join(info['alphabet'])}   (BOS {info['bos']!r}, EOS {info['eos']!r})",
+        f"width d   {info['d']}",
+        "attention "
+        + ("hard only (exact evaluation available)" if info["hard"] else "includes softmax"),
+    ]
+    feats = ", ".join(
+        f"{f['label']}{'' if f['bounded'] else ' (unbounded)'}" for f in info["features"]
+    )
+    lines.append(f"features  {feats or 'none'}")
+    if info["position_table_rows"] is not None:
+        lines.append(f"pos table {info['position_table_rows']} rows")
+    lines.append(f"layers    {info['num_layers']} ({info['num_heads']} heads in all)")
+    for layer in info["layers"]:
+        heads = "; ".join(
+            f"h{h['index']} {h['kind']}"
+            + (
+                f" β={h['temperature']['coef']!r}·N^{h['temperature']['n_power']:g}"
+                f"·log(N)^{h['temperature']['log_power']:g}"
+                if h["temperature"]
+                else ""
+            )
+            + f" mask={h['mask']} d_k={h['d_k']} d_v={h['d_v']}"
+            for h in layer["heads"]
+        )
+        ffn = f"ffn d_ff={layer['ffn']['d_ff']}" if layer["ffn"] else "no ffn"
+        res = "residual" if layer["residual"] else "no residual"
+        lines.append(f"  layer {layer['index']}: {heads or 'no heads'}; {ffn}; {res}")
+    r = info["readout"]
+    lines.append(
+        f"readout   accept iff w·y + b > 0 at position {r['position']} (b = {r['bias']!r})"
+    )
+    if r["output_coords"]:
+        lines.append(f"outputs   coordinates {r['output_coords']}")
+    if r["lm_symbols"]:
+        lines.append(f"next-symbol head over {' '.join(r['lm_symbols'])}")
+    for key, value in info["meta"].items():
+        lines.append(f"meta.{key}: {value}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    info = describe(load_model_arg(args.model))
+    if args.json:
+        print_json(info)
+    else:
+        print(_text(info))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "info",
+        help="describe a model (layers, heads, kinds, masks, features, hash)",
+        description="Describe a model: layers, heads, attention kinds, masks, positional "
+        "features, width, readout and content hash.",
+    )
+    add_model_argument(p)
+    add_json_flag(p)
+    p.set_defaults(func=run)

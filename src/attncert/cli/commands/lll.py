@@ -1,0 +1,98 @@
+"""``attncert lll``: check every quantitative step of Hahn's Depth Reduction Lemma.
+
+    attncert lll --c 1 --H 2 --C 1 --C-prime 0.5 [--eta 1/8 --q 2/9 --delta 1/2] [--json]
+
+Prints each claim of :mod:`attncert.symbolic.claims` with ✓/✗/?, its version and source, the
+general verdict (all admissible parameters) and the verdict at the given parameters, with the
+evidence (sympy proof, rigorous counterexample, cited theorem), then the constants k (for (12),
+both versions of f) and N (for (11)) with their re-checks. Give at most two of η, q, δ; the
+rest is solved exactly from Definition 5 (default: η = (1−r)/4, q = 2s/3, δ = ½).
+
+Note: ``stage3.independent-events[as written]`` (Hahn's "≤ d dependencies ⇒ ≥ k/d
+independent events") is refuted at *every* parameter choice (witness: k = ⌊d⌋+1 mutually
+dependent events), so plain runs exit 1; its repaired form ``…[refined]`` holds. Use
+``--ignore CLAIM_ID`` to leave known-false steps out of the exit status.
+
+Exit status: 0 if no claim is refuted at the given parameters and the constants re-check;
+1 if some claim is refuted *at these parameters* (a claim refuted only for other parameters
+shows ✗ in the "general" column but does not change the exit status); 2 for bad parameters
+(e.g. η ≥ ½, q ∉ (0,1), C′ ≥ C, Definition 5 unsatisfiable). "unknown"/"cited" never fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from attncert.errors import InputError
+from attncert.symbolic.params import lll_params
+from attncert.symbolic.runner import check_claims
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "lll",
+        help="check the Lovász-Local-Lemma steps and constants of Hahn's Lemma 4",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--c", type=int, required=True, help="the model is a c-transformer")
+    p.add_argument("--H", type=int, required=True, help="attention heads per layer")
+    p.add_argument("--C", required=True, help="free fraction before (0 < C ≤ 1), e.g. 1 or 9/10")
+    p.add_argument("--C-prime", dest="C_prime", required=True, help="free fraction after (< C)")
+    p.add_argument("--eta", default=None, help="η ∈ (0, 1/2) (rational)")
+    p.add_argument("--q", default=None, help="q ∈ (0, 1) (rational)")
+    p.add_argument("--delta", default=None, help="δ > 0 (rational)")
+    p.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CLAIM_ID",
+        help="do not count this claim's refutation in the exit status (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    params = lll_params(args.c, args.H, args.C, args.C_prime, args.eta, args.q, args.delta)
+    report = check_claims(params)
+    ignore = tuple(args.ignore)
+    unknown = sorted(set(ignore) - {r.claim.id for r in report.results})
+    if unknown:
+        raise InputError(f"unknown claim id(s) {unknown}", where="--ignore", expected="a claim id")
+    code = report.exit_code_ignoring(ignore)
+    if args.json:
+        d = report.as_dict()
+        d["exit_code"] = code
+        d["ignored"] = list(ignore)
+        print(json.dumps(d, indent=1, ensure_ascii=False))
+        return code
+    pr = params
+    print(
+        f"Hahn (2020) Lemma 4 at c={pr.c}, H={pr.H}, C={pr.C}, C′={pr.C_prime}, "
+        f"η={pr.eta}, q={pr.q}, δ={pr.delta}   [general | at these parameters]"
+    )
+    for r in report.results:
+        cm = r.concrete.mark if r.concrete else " "
+        cv = r.concrete.value if r.concrete else ""
+        print(f"{r.general.mark} {cm}  {r.claim.id}  [{r.claim.version.value}]")
+        print(f"      {r.claim.statement}")
+        print(f"      source: {'; '.join(str(s) for s in r.claim.source)}")
+        print(f"      general: {r.general.value} — {r.general_evidence[:200]}")
+        print(f"      here:    {cv} — {r.concrete_evidence[:200]}")
+    for version in ("paper", "supplement"):
+        blk = report.constants[version]
+        ch = blk["checks"]
+        print(
+            f"constants [{version} f]: k(12) = {blk['k_eq12']} (holds: {ch['eq12_at_k_eq12']}, "
+            f"at k−1: {ch['eq12_at_k_eq12_minus_1']}), k(Stage 2) = {blk['k_stage2']}, "
+            f"k((11) feasible) = {blk['k_eq11']}, k = {blk['k']}; N(11) = {blk['N_eq11']} "
+            f"(holds: {ch['eq11_at_N']}, at N−1: {ch['eq11_at_N_minus_1']}); "
+            f"c(2^c kH + 1) = {blk['c_next']}"
+        )
+    refuted = [r.claim.id for r in report.refuted]
+    print("refuted at these parameters: " + (", ".join(refuted) if refuted else "none"))
+    if ignore:
+        print("ignored for the exit status: " + ", ".join(ignore))
+    return code
