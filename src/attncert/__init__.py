@@ -19,6 +19,7 @@ _LAZY = {
     "forward_exact": "attncert.model",
     "zoo_model": "attncert.model",
     "random_model": "attncert.model",
+    "compile_formula": "attncert.compile",
 }
 
 

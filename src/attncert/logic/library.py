@@ -1,0 +1,138 @@
+"""Named formulas (Yang et al. §4 examples and classic tasks), each with its alphabet.
+
+``LIBRARY[name]`` is a :class:`NamedFormula`; ``library_formula(name)`` looks one up.
+A string is accepted when the formula holds at its last position.
+
+* ``parity`` — ODD(#←[Q_1]) (§4.4: PARITY with a numerical predicate);
+* ``parity-nopred`` — PARITY without numerical predicates (§4.5): the number of 1s is
+  odd iff no position i has |{j < i : 1}| = |{j ≥ i : 1}|;
+  ¬◆(#←[◁Q_1] = #→[Q_1]) with ◆χ = χ ∨ (⊤ S χ) ("at some position ≤ i");
+* ``majority`` — more 1s than 0s;
+* ``flip-flop`` — Liu et al.'s flip-flop language over writes 0/1 and reads x/y
+  (read-0/read-1): every read returns the last bit written before it;
+* ``ngram`` — the trigram abc ends here (◁◁Q_a ∧ ◁Q_b ∧ Q_c); ``ngram-next`` — the
+  trigram abc starts here (§4.1's n-gram detector, with ▷);
+* ``dyck1`` — Dyck-1 via the counting part of the Appendix-E program: no prefix
+  has more ) than (, and the counts are equal. Dyck-k for k ≥ 2 needs the
+  program's "nearest bracket at the same depth" step, which is not a formula of
+  K_t[#] (the paper conjectures Dyck-2 is not definable there); it is an
+  average-hard program for §5 instead.
+* ``first``, ``last``, ``previous-symbol`` (◁Q_1), ``since`` (Q_a S Q_b),
+  ``until`` (Q_a U Q_b), ``square-count``, ``count-mixed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from types import MappingProxyType
+
+from attncert.errors import InputError
+from attncert.logic import syntax as s
+from attncert.logic.parser import parse
+
+
+@dataclass(frozen=True)
+class NamedFormula:
+    name: str
+    text: str
+    alphabet: str
+    description: str
+    causal: bool  # uses only the past (◁, S, #←, n-free predicates): future-masked regimes
+
+    @cached_property
+    def formula(self) -> s.Formula:
+        return parse(self.text)
+
+    def regimes(self) -> tuple[str, ...]:
+        """Regimes the compiler supports for this formula."""
+        from attncert.compile.regime import Regime
+
+        counts = any(isinstance(f, (s.Compare, s.CountPred)) for f in self.formula.subformulas())
+        out = [Regime.TEMPERATURE.value, Regime.UNBOUNDED.value]
+        if self.causal:
+            out.append(Regime.FUTURE_MASKED.value)
+            if not counts:
+                out.append(Regime.FUTURE_MASKED_UNBOUNDED.value)
+        return tuple(out)
+
+
+_EQ = "#<[prev Q_1] = #>[Q_1]"
+_DYCK_ERR = "#<[Q_)] > #<[Q_(]"
+
+LIBRARY = MappingProxyType(
+    {
+        f.name: f
+        for f in (
+            NamedFormula("first", "first", "ab", "position 1", True),
+            NamedFormula("last", "last", "ab", "position n", False),
+            NamedFormula(
+                "previous-symbol", "prev Q_1", "01", "◁Q_1: the previous symbol is 1", True
+            ),
+            NamedFormula(
+                "since", "Q_a S Q_b", "abc", "a b, then only a's up to here (strict)", True
+            ),
+            NamedFormula("until", "Q_a U Q_b", "abc", "mirror image of since", False),
+            NamedFormula("parity", "ODD(#<[Q_1])", "01", "odd number of 1s (ODD predicate)", True),
+            NamedFormula(
+                "parity-nopred",
+                f"!({_EQ} | true S ({_EQ}))",
+                "01",
+                "odd number of 1s without numerical predicates (§4.5)",
+                False,
+            ),
+            NamedFormula("majority", "#<[Q_1] > #<[Q_0]", "01", "more 1s than 0s", True),
+            NamedFormula(
+                "flip-flop",
+                "!(true S ((Q_x & !((Q_x | Q_y) S Q_0)) | (Q_y & !((Q_x | Q_y) S Q_1)))"
+                " | (Q_x & !((Q_x | Q_y) S Q_0)) | (Q_y & !((Q_x | Q_y) S Q_1)))",
+                "01xy",
+                "writes 0/1, reads x (expects 0) / y (expects 1): each read returns the last "
+                "written bit",
+                True,
+            ),
+            NamedFormula(
+                "ngram", "prev prev Q_a & prev Q_b & Q_c", "abc", "the trigram abc ends here", True
+            ),
+            NamedFormula(
+                "ngram-next",
+                "Q_a & next (Q_b & next Q_c)",
+                "abc",
+                "the trigram abc starts here (§4.1)",
+                False,
+            ),
+            NamedFormula(
+                "dyck1",
+                f"!(true S ({_DYCK_ERR}) | {_DYCK_ERR}) & #<[Q_(] = #<[Q_)]",
+                "()",
+                "Dyck-1 via Appendix E: no prefix with more ) than (, equal counts",
+                True,
+            ),
+            NamedFormula(
+                "square-count",
+                "SQUARE(#<[Q_a]) & EVEN(i)",
+                "ab",
+                "the number of a's so far is a square, at an even position",
+                True,
+            ),
+            NamedFormula(
+                "count-mixed",
+                "2*#<[Q_a] - #>[Q_b] >= 1 | HALF(#>[Q_a])",
+                "ab",
+                "left and right counts in one comparison; an n-relative predicate",
+                False,
+            ),
+        )
+    }
+)
+
+LIBRARY_NAMES: tuple[str, ...] = tuple(LIBRARY)
+
+
+def library_formula(name: str) -> NamedFormula:
+    try:
+        return LIBRARY[name]
+    except KeyError:
+        raise InputError(
+            f"no library formula {name!r}", expected="one of " + ", ".join(LIBRARY_NAMES)
+        ) from None
