@@ -19,6 +19,10 @@ _LAZY = {
     "forward_exact": "attncert.model",
     "zoo_model": "attncert.model",
     "random_model": "attncert.model",
+    "certify": "attncert.hard",
+    "check": "attncert.hard",
+    "Certificate": "attncert.hard",
+    "Restriction": "attncert.hard",
     "compile_formula": "attncert.compile",
 }
 

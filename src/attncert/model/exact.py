@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -136,14 +137,92 @@ def _add_bias(m: fmpq_mat, b: fmpq_mat) -> fmpq_mat:
     return m + ones * b
 
 
+_CHUNK = 512
+_U = 2.0**-52
+_TINY = 2.0**-1000
+
+
+def float_matrix(m: fmpq_mat) -> np.ndarray:
+    """Correctly rounded float64 copy of an exact matrix (Python int division rounds correctly)."""
+    vals = [int(x.p) / int(x.q) for x in m.entries()]
+    return np.array(vals, dtype=np.float64).reshape(m.nrows(), m.ncols())
+
+
+def _dot(a: list[fmpq], b: list[fmpq]) -> fmpq:
+    return sum((x * y for x, y in zip(a, b, strict=True)), fmpq(0))
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreFilter:
+    """Float64 attention scores with a rigorous error bound.
+
+    For exact activations y whose float copies ỹ are correctly rounded, the float
+    score s̃ = fl((W_Q ỹ_i)·(W_K ỹ_j)) satisfies |s̃ − s| ≤ e_ij with
+    e_ij = (2d + d_k + 8)·2⁻⁵²·(|W_Q||ỹ_i|)·(|W_K||ỹ_j|) + 2⁻¹⁰⁰⁰: the standard bound
+    γ_m ≤ m·u/(1 − m·u) for the 2d + d_k rounded operations of a dot-product chain
+    plus the rounding of ỹ (u = 2⁻⁵³), taken with u doubled as a margin that also
+    absorbs the rounding of e itself and the second-order terms.
+
+    :meth:`bound` gives one number per query row, E_i ≥ max_j e_ij, by
+    Cauchy–Schwarz (‖|W_Q||ỹ_i|‖₂ · max_j ‖|W_K||ỹ_j|‖₂, with a relative margin
+    2⁻³⁰ ≫ the rounding of the norms). A decision is made in float only when the
+    intervals [s̃ − E, s̃ + E] separate; otherwise it is made exactly.
+    """
+
+    qf: np.ndarray  # (R, d_k)
+    kf: np.ndarray  # (R, d_k)
+    aq: np.ndarray  # (R, d_k)
+    ak: np.ndarray  # (R, d_k)
+    coeff: float
+    qnorm: np.ndarray  # (R,)
+    knorm_max: float
+
+    @classmethod
+    def build(cls, head, floats: np.ndarray) -> ScoreFilter:
+        d = floats.shape[1]
+        dk = head.w_q.shape[0]
+        absf = np.abs(floats)
+        aq = absf @ np.abs(head.w_q).T
+        ak = absf @ np.abs(head.w_k).T
+        return cls(
+            qf=floats @ head.w_q.T,
+            kf=floats @ head.w_k.T,
+            aq=aq,
+            ak=ak,
+            coeff=(2 * d + dk + 8) * _U,
+            qnorm=np.sqrt((aq * aq).sum(axis=1)),
+            knorm_max=float(np.sqrt((ak * ak).sum(axis=1)).max(initial=0.0)),
+        )
+
+    def scores(self, rows: np.ndarray, keys: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Float scores (len(rows), #keys)."""
+        return self.qf[rows] @ self.kf[keys].T
+
+    def bound(self, rows: np.ndarray) -> np.ndarray:
+        """E_i ≥ |s̃_ij − s_ij| for every key j (one bound per query row)."""
+        return self.coeff * self.qnorm[rows] * self.knorm_max * (1 + 2.0**-30) + _TINY
+
+    def pairs(self, qrow: int, krows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scores of one query row against some key rows, and entrywise error bounds."""
+        s = self.qf[qrow] @ self.kf[krows].T
+        e = self.coeff * (self.aq[qrow] @ self.ak[krows].T) * (1 + 2.0**-30) + _TINY
+        return s, e
+
+
 @dataclass(frozen=True, eq=False)
 class ExactLayerTrace:
-    scores: tuple[fmpq_mat, ...]  # per head N × N (masked entries meaningless)
-    chosen: tuple[
-        tuple[tuple[int, ...], ...], ...
-    ]  # per head, per query: attended positions (0-based)
+    inputs: fmpq_mat  # N × d activations entering the layer
+    heads: tuple[ExactHead, ...]
+    chosen: tuple[tuple[tuple[int, ...], ...], ...]  # per head, per query: attended positions (0-based)
     after_attention: fmpq_mat  # N × d
     output: fmpq_mat  # N × d
+
+    @cached_property
+    def scores(self) -> tuple[fmpq_mat, ...]:
+        """Exact score matrices per head, N × N (masked entries are not meaningful);
+        computed on demand."""
+        y = self.inputs
+        return tuple(y * eh.wqk * y.transpose() for eh in self.heads)
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,7 +287,11 @@ def forward_exact(model: Model, string: str) -> ExactTrace:
 
 
 def forward_exact_tokens(model: Model, tokens: list[int]) -> ExactTrace:
-    """Exact forward pass on token ids (softmax heads are refused, never approximated)."""
+    """Exact forward pass on token ids (softmax heads are refused, never approximated).
+
+    The argmax of each query is found with the rigorous float filter of
+    :class:`ScoreFilter`; every query whose top scores are not separated by the
+    error bound is decided in exact rational arithmetic."""
     _require_hard(model)
     n_tok = len(tokens)
     if n_tok == 0:
@@ -222,34 +305,53 @@ def forward_exact_tokens(model: Model, tokens: list[int]) -> ExactTrace:
     layer_traces = []
     for layer, elayer in zip(model.layers, ew.layers, strict=True):
         total = fmpq_mat(n_tok, d)
-        scores_l, chosen_l = [], []
+        chosen_l = []
+        y_rows = _rows(y)
+        y_float = float_matrix(y)
         for head, eh in zip(layer.heads, elayer.heads, strict=True):
-            scores = y * eh.wqk * y.transpose()
-            values = _rows(y * eh.wov)
-            srows = _rows(scores)
+            flt = ScoreFilter.build(head, y_float)
+            values = (y * eh.wov).entries()
+            visible = head.mask.matrix(n_tok)
             chosen_h = []
-            out_rows = []
-            for i in range(n_tok):
-                visible = [j for j in range(n_tok) if head.mask.allowed(i, j)]
-                if not visible:
-                    chosen_h.append(())
-                    out_rows.append([fmpq(0)] * d)
-                    continue
-                best = max(srows[i][j] for j in visible)
-                maxima = [j for j in visible if srows[i][j] == best]
-                if head.kind is AttentionKind.LEFTMOST:
-                    pick = (maxima[0],)
-                elif head.kind is AttentionKind.RIGHTMOST:
-                    pick = (maxima[-1],)
-                else:
-                    pick = tuple(maxima)
-                chosen_h.append(pick)
-                inv = fmpq(1, len(pick))
-                out_rows.append(
-                    [sum((values[j][c] for j in pick), fmpq(0)) * inv for c in range(d)]
-                )
-            total = total + fmpq_mat(n_tok, d, [v for row in out_rows for v in row])
-            scores_l.append(scores)
+            out_flat: list[fmpq] = []
+            zero_row = [fmpq(0)] * d
+            for c0 in range(0, n_tok, _CHUNK):
+                rows = np.arange(c0, min(n_tok, c0 + _CHUNK))
+                sc = flt.scores(rows)
+                err = flt.bound(rows)
+                vis = visible[rows]
+                sc = np.where(vis, sc, -np.inf)
+                top = sc.max(axis=1)
+                # a key can be the argmax only if its score reaches top − 2E
+                n_near = (sc >= (top - 2 * err)[:, None]).sum(axis=1)
+                first = np.argmax(sc, axis=1)
+                for k, i in enumerate(rows.tolist()):
+                    if not np.isfinite(top[k]):
+                        chosen_h.append(())
+                        out_flat.extend(zero_row)
+                        continue
+                    if n_near[k] == 1:
+                        j = int(first[k])
+                        chosen_h.append((j,))
+                        out_flat.extend(values[j * d : (j + 1) * d])
+                        continue
+                    near = np.nonzero(sc[k] >= top[k] - 2 * err[k])[0].tolist()
+                    zq = (fmpq_mat(1, d, y_rows[i]) * eh.wqk).entries()
+                    exact = [_dot(zq, y_rows[j]) for j in near]
+                    best = max(exact)
+                    maxima = [j for j, v in zip(near, exact, strict=True) if v == best]
+                    if head.kind is AttentionKind.LEFTMOST:
+                        pick: tuple[int, ...] = (maxima[0],)
+                    elif head.kind is AttentionKind.RIGHTMOST:
+                        pick = (maxima[-1],)
+                    else:
+                        pick = tuple(maxima)
+                    chosen_h.append(pick)
+                    inv = fmpq(1, len(pick))
+                    out_flat.extend(
+                        sum((values[j * d + c] for j in pick), fmpq(0)) * inv for c in range(d)
+                    )
+            total = total + fmpq_mat(n_tok, d, out_flat)
             chosen_l.append(tuple(chosen_h))
         after = y + total if layer.residual else total
         if elayer.w1t is not None:
@@ -258,7 +360,7 @@ def forward_exact_tokens(model: Model, tokens: list[int]) -> ExactTrace:
             out = after + ff if layer.residual else ff
         else:
             out = after
-        layer_traces.append(ExactLayerTrace(tuple(scores_l), tuple(chosen_l), after, out))
+        layer_traces.append(ExactLayerTrace(y, elayer.heads, tuple(chosen_l), after, out))
         y = out
     r = model.readout
     pos = r.index(n_tok)

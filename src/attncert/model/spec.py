@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -70,16 +70,23 @@ class Mask(str, Enum):
         return j > i
 
     def matrix(self, n: int) -> np.ndarray:
-        """Boolean n × n matrix, entry [i, j] true iff i sees j."""
-        i = np.arange(n)[:, None]
-        j = np.arange(n)[None, :]
-        return {
-            Mask.NONE: np.ones((n, n), dtype=bool),
-            Mask.FUTURE: j <= i,
-            Mask.FUTURE_STRICT: j < i,
-            Mask.PAST: j >= i,
-            Mask.PAST_STRICT: j > i,
-        }[self]
+        """Boolean n × n matrix (read-only, cached), entry [i, j] true iff i sees j."""
+        return _mask_matrix(self, n)
+
+
+@lru_cache(maxsize=16)
+def _mask_matrix(mask: Mask, n: int) -> np.ndarray:
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    m = {
+        Mask.NONE: np.ones((n, n), dtype=bool),
+        Mask.FUTURE: j <= i,
+        Mask.FUTURE_STRICT: j < i,
+        Mask.PAST: j >= i,
+        Mask.PAST_STRICT: j > i,
+    }[mask]
+    m.setflags(write=False)
+    return m
 
 
 @dataclass(frozen=True)

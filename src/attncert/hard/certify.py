@@ -1,0 +1,323 @@
+"""The certification pipeline (Hahn 2020, Theorem 1 and Corollary 2, on one model
+and one length n) — readable in one function, :func:`certify`:
+
+    model + n → ρ₀ (all free; Dyck: prefix '(' / suffix ')')
+      for each layer ℓ:  Stage 1 → Stage 2 → Stage 3 (maxsat | sat | random)
+                         → exact collapse of layer ℓ under ρ_ℓ
+      → output dependency set → separating strings → Certificate
+      → (independently) attncert.hard.checker.check
+
+Everything here is untrusted search; the returned certificate is checked by
+:func:`attncert.hard.checker.check` before it is returned (``verify=True``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from attncert.errors import InputError, ParameterError, SolverTimeout, UnsupportedError
+from attncert.hard.certificate import Certificate, Misclassified
+from attncert.hard.checker import CheckReport, check
+from attncert.hard.collapse import CollapseError, collapse_layer, readout_table
+from attncert.hard.corollary import separating_pair
+from attncert.hard.restriction import Restriction
+from attncert.hard.search.backends import (
+    Method,
+    NoRestrictionFound,
+    solve_maxsat,
+    solve_random,
+    solve_sat,
+)
+from attncert.hard.search.encode import encode
+from attncert.hard.search.ranking import rank_tuples
+from attncert.hard.stages import Invariant, stage1, stage2
+from attncert.hard.tables import Table, initial_tables, restrict_table
+from attncert.model.spec import Model
+
+
+@dataclass(frozen=True)
+class Options:
+    """Parameters of the proof (supplement Definition 5) and of the search."""
+
+    method: Method = Method.MAXSAT
+    k: int = 1
+    eta: Fraction = Fraction(1, 20)
+    q: Fraction = Fraction(1, 10)
+    delta: Fraction = Fraction(1, 2)
+    paper_stages: bool = True
+    max_deps: int = 16
+    top: int = 8
+    time_limit: float | None = 60.0
+    random_retries: int = 200
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.eta < Fraction(1, 2):
+            raise ParameterError(f"η = {self.eta} must lie in (0, 1/2)", where="eta")
+        if not 0 < self.q < 1:
+            raise ParameterError(f"q = {self.q} must lie in (0, 1)", where="q")
+        if not self.delta > 0 or not (1 + self.delta) * self.q < 1:
+            raise ParameterError(f"δ = {self.delta} must be > 0 with (1+δ)q < 1", where="delta")
+        if self.k < 1:
+            raise ParameterError(f"k = {self.k} must be a positive integer", where="k")
+
+
+def initial_restriction(language: str | None, alphabet: tuple[str, ...], n: int) -> Restriction:
+    """ρ₀: all free; for Dyck, the first ⌊0.2n⌋ positions '(' and the last ⌊0.2n⌋ ')'
+    (the proof of Corollary 2)."""
+    rho = Restriction.free(alphabet, n)
+    if language and language.startswith("dyck"):
+        m = n // 5
+        opener, closer = alphabet[0], alphabet[1]
+        rho = rho.fix({**{i: opener for i in range(m)}, **{n - 1 - i: closer for i in range(m)}})
+    return rho
+
+
+def _restrict_all(tables: tuple[Table, ...], rho: Restriction) -> tuple[Table, ...]:
+    return tuple(restrict_table(t, rho) for t in tables)
+
+
+def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Restriction:
+    for attempt, top in enumerate((opts.top, 4 * opts.top, 16 * opts.top)):
+        rankings = rank_tuples(model, ell, tabs, top=top)
+        trace.setdefault("open_tuples", len(rankings))
+        if not rankings:
+            return rho
+        enc = encode(model, ell, tabs, rankings, rho, k=opts.k)
+        trace[f"cnf_round{attempt}"] = {
+            "variables": enc.top,
+            "clauses": len(enc.hard),
+            "options": enc.n_options,
+            "tuples": enc.n_tuples,
+        }
+        remaining = None if deadline is None else max(1.0, deadline - time.perf_counter())
+        bound = int((1 + opts.delta) * opts.q * rho.num_free)
+        try:
+            if opts.method is Method.MAXSAT:
+                res = solve_maxsat(enc, remaining)
+            elif opts.method is Method.SAT:
+                res = solve_sat(enc, bound)
+            else:
+                res = solve_random(
+                    enc,
+                    float(opts.q),
+                    bound,
+                    opts.random_retries,
+                    opts.seed + ell,
+                    None if deadline is None else deadline,
+                )
+        except NoRestrictionFound as err:
+            if opts.method is Method.MAXSAT and "unsatisfiable" in str(err):
+                continue  # widen the ranked window
+            trace["stage3"] = {"method": opts.method.value, "failed": str(err)}
+            raise
+        trace["stage3"] = {
+            "method": res.method.value,
+            "optimal": res.optimal,
+            "seconds": round(res.seconds, 3),
+            **res.detail,
+        }
+        return res.restriction
+    raise NoRestrictionFound("no satisfiable encoding even with a wide ranked window")
+
+
+def reduce_layer(
+    model: Model,
+    ell: int,
+    tables: tuple[Table, ...],
+    rho: Restriction,
+    opts: Options,
+    deadline: float | None,
+) -> tuple[Restriction, tuple[Table, ...], dict[str, Any]]:
+    """One application of the Depth Reduction Lemma: ρ_{ℓ−1} → ρ_ℓ and exact layer-ℓ tables."""
+    trace: dict[str, Any] = {"layer": ell, "free_before": rho.num_free}
+    invariants: list[Invariant] = []
+    C = Fraction(rho.num_free, rho.n) if rho.n else Fraction(1)
+    tabs = _restrict_all(tables, rho)
+    t0 = time.perf_counter()
+    if opts.paper_stages:
+        rho, inv1 = stage1(tabs, rho, opts.eta)
+        invariants += inv1
+        heads = max(1, len(model.layers[ell - 1].heads))
+        rho, inv2, info2 = stage2(
+            lambda t: rank_tuples(model, ell, t, top=opts.top),
+            tabs,
+            rho,
+            k=opts.k,
+            heads=heads,
+            eta=opts.eta,
+            C=C,
+            restrict=_restrict_all,
+        )
+        invariants += inv2
+        trace["stage2"] = info2
+        tabs = _restrict_all(tables, rho)
+    trace["free_after_stage2"] = rho.num_free
+    stage3_rounds = 0
+    while True:
+        rho = _stage3(model, ell, tabs, rho, opts, trace, deadline)
+        tabs = _restrict_all(tables, rho)
+        try:
+            step = collapse_layer(model, ell, tables, rho, max_deps=opts.max_deps)
+            break
+        except CollapseError:
+            stage3_rounds += 1
+            if stage3_rounds >= 3:
+                raise
+    target = (1 - 2 * opts.eta) * (1 - (1 + opts.delta) * opts.q) * C * rho.n
+    invariants.append(
+        Invariant(
+            "free after Stage 3",
+            "Lemma 4 / S1 Cor. 24: ≥ (1−2η)(1−(1+δ)q)·C·n",
+            rho.num_free,
+            float(target),
+            ">=",
+        )
+    )
+    uncaptured = sum(
+        1
+        for per_head in step.captures
+        for per_pos in per_head
+        for cap in per_pos
+        if not cap.captured
+    )
+    trace.update(
+        {
+            "free_after": rho.num_free,
+            "free_fraction": rho.num_free / rho.n if rho.n else 1.0,
+            "max_dependency": max((len(t.deps) for t in step.tables), default=0),
+            "uncaptured_tuples": uncaptured,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "invariants": [i.to_dict() for i in invariants],
+        }
+    )
+    return rho, step.tables, trace
+
+
+def certify(
+    model: Model,
+    *,
+    n: int,
+    language: str | None = "parity",
+    method: Method | str = Method.MAXSAT,
+    options: Options | None = None,
+    verify: bool = True,
+    progress: Callable[[str], None] | None = None,
+    **option_overrides: Any,
+) -> Certificate:
+    """Find and certify a restriction under which ``model``'s decision at length ``n``
+    depends on few inputs (Theorem 1), and derive a misclassified pair for
+    ``language`` (Corollary 2). Raises if the certificate does not pass the checker."""
+    if not model.is_hard:
+        raise UnsupportedError(
+            "certify needs a hard-attention model (leftmost, rightmost or average heads)",
+            expected="no softmax heads",
+        )
+    if n < 1:
+        raise InputError(f"n = {n} must be positive")
+    if options is None:
+        options = Options(method=Method(method), **option_overrides)
+    lang = None
+    if language is not None:
+        from attncert.languages import language as get_language
+
+        lang = get_language(language)
+        if tuple(lang.alphabet) != tuple(model.alphabet):
+            raise InputError(
+                f"language {language} has alphabet {''.join(lang.alphabet)}, the model "
+                f"{''.join(model.alphabet)}"
+            )
+    start = time.perf_counter()
+    deadline = None if options.time_limit is None else start + options.time_limit
+    rho = initial_restriction(language, model.alphabet, n)
+    restrictions = [rho]
+    tables = initial_tables(model, rho)
+    deps_per_layer = []
+    layer_traces = []
+    for ell in range(1, model.num_layers + 1):
+        if progress:
+            progress(f"layer {ell}/{model.num_layers}")
+        try:
+            rho, tables, tr = reduce_layer(model, ell, tables, rho, options, deadline)
+        except NoRestrictionFound as err:
+            raise CertificationFailed(f"layer {ell}: {err}") from None
+        except CollapseError as err:
+            raise CertificationFailed(f"layer {ell}: {err.message}") from None
+        if deadline is not None and time.perf_counter() > deadline + 5:
+            raise SolverTimeout(
+                f"certification exceeded the time limit of {options.time_limit:g} s at layer {ell}",
+                expected="a larger --time-limit",
+            )
+        restrictions.append(rho)
+        deps_per_layer.append(tuple(t.deps for t in tables))
+        layer_traces.append(tr)
+    final = _restrict_all(tables, rho)
+    pos = model.readout.index(model.n_tokens(n))
+    out_deps = final[pos].deps
+    misclassified = None
+    note = ""
+    logits = readout_table(model, final[pos])
+    if lang is not None:
+        pair = separating_pair(lang, rho, out_deps)
+        if pair is None:
+            note = (
+                f"no two ρ_L-compatible strings agree on the output's dependency set and differ in "
+                f"membership in {language}: this certificate is consistent with the model recognizing it"
+            )
+        else:
+            alpha = {s: k for k, s in enumerate(model.alphabet)}
+            decisions = tuple(
+                bool(logits[final[pos].value_at([alpha[c] for c in s])] > 0) for s in pair
+            )
+            misclassified = Misclassified(
+                pair,
+                tuple(lang.contains(s) for s in pair),
+                decisions,  # type: ignore[arg-type]
+            )
+    cert = Certificate(
+        model_sha256=model.digest,
+        model_name=model.name,
+        n=n,
+        alphabet=model.alphabet,
+        restrictions=tuple(restrictions),
+        dependency_sets=tuple(deps_per_layer),
+        output_position=pos,
+        output_dependency=out_deps,
+        max_deps=options.max_deps,
+        language=language,
+        misclassified=misclassified,
+        note=note,
+        trace={
+            "method": options.method.value,
+            "k": options.k,
+            "eta": str(options.eta),
+            "q": str(options.q),
+            "delta": str(options.delta),
+            "paper_stages": options.paper_stages,
+            "seconds_search": round(time.perf_counter() - start, 3),
+            "free_fraction": rho.num_free / n,
+            "output_values": len(logits),
+            "layers": layer_traces,
+        },
+    )
+    if verify:
+        report = check(cert, model)
+        cert.trace["seconds_check"] = round(report.seconds, 3)
+        if not report.accepted:
+            raise CertificationFailed(
+                "the checker rejected the search's certificate: " + report.summary()
+            )
+    return cert
+
+
+class CertificationFailed(InputError):
+    """The search found no restriction, or its result did not pass the checker."""
+
+
+def certify_and_check(model: Model, **kw: Any) -> tuple[Certificate, CheckReport]:
+    cert = certify(model, verify=False, **kw)
+    return cert, check(cert, model)

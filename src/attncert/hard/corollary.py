@@ -1,0 +1,132 @@
+"""From a restriction to a wrong answer (Hahn 2020, Corollary 2 and beyond).
+
+After the collapse, the decision depends only on the input positions S. Two
+ρ-compatible strings that agree on S get the same answer; if the language
+separates them, the model is wrong on one. Untrusted search; the checker
+re-runs the model on both strings.
+
+* PARITY (and any language where one substitution always changes membership
+  from a member: Dyck-k from a balanced string, aⁿbⁿ from its member): find one
+  ρ-compatible string, change one free position outside S.
+* Dyck-k: a balanced ρ-compatible completion by interval dynamic programming
+  (bitsets), exact: it finds one whenever one exists.
+* Any DFA language: a product construction over pairs of runs that agree on S
+  finds two completions with different membership, or proves there are none.
+"""
+
+from __future__ import annotations
+
+from attncert.hard.restriction import Restriction
+from attncert.languages import DFA, AnBn, Dyck, Language, Parity
+
+
+def separating_pair(lang: Language, rho: Restriction, S: tuple[int, ...]) -> tuple[str, str] | None:
+    """Two ρ-compatible strings agreeing on S with different membership, or None."""
+    outside = [u for u in rho.free_positions if u not in set(S)]
+    if isinstance(lang, Dyck):
+        member = _dyck_member(lang, rho)
+        return _flip(member, outside, rho) if member is not None else None
+    if isinstance(lang, AnBn):
+        n = rho.n
+        if n % 2:
+            return None
+        member = "a" * (n // 2) + "b" * (n // 2)
+        return _flip(member, outside, rho) if rho.compatible(member) else None
+    if isinstance(lang, Parity) or lang.is_regular:
+        return _product(lang.as_dfa(), rho, set(S))
+    return None
+
+
+def _flip(member: str, outside: list[int], rho: Restriction) -> tuple[str, str] | None:
+    if not outside:
+        return None
+    u = outside[0]
+    other = next(s for s in rho.alphabet if s != member[u])
+    return member, member[:u] + other + member[u + 1 :]
+
+
+def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
+    """A balanced completion of ρ, or None if there is none.
+
+    Interval dynamic programming with bitsets: B[i] is the set of j such that the
+    segment [i, j) can be completed to a balanced string, built from right to left by
+    B[i] = {i} ∪ ⋃ {B[k+1] : positions i and k can be a matching pair and k ∈ B[i+1]}.
+    O(n²) big-integer operations; exact (no greedy choice)."""
+    n = rho.n
+    pairs = lang.pairs
+
+    def can_match(i: int, k: int) -> str | None:
+        a, b = rho.fixed[i], rho.fixed[k]
+        for p in pairs:
+            if (a is None or a == p[0]) and (b is None or b == p[1]):
+                return p
+        return None
+
+    can_open = [rho.fixed[i] is None or any(rho.fixed[i] == p[0] for p in pairs) for i in range(n)]
+    B = [0] * (n + 2)
+    B[n] = 1 << n
+    for i in range(n - 1, -1, -1):
+        acc = 1 << i
+        if can_open[i]:
+            inner = B[i + 1]
+            k = i + 1
+            while inner >> k:
+                if (inner >> k) & 1 and k < n and can_match(i, k):
+                    acc |= B[k + 1]
+                k += 1
+        B[i] = acc
+    if not (B[0] >> n) & 1:
+        return None
+    out = [""] * n
+    todo = [(0, n)]
+    while todo:
+        i, j = todo.pop()
+        if i == j:
+            continue
+        # choose the partner k of position i with [i+1, k) balanced and [k+1, j) balanced
+        for k in range(i + 1, j):
+            p = can_match(i, k)
+            if p and (B[i + 1] >> k) & 1 and (B[k + 1] >> j) & 1:
+                out[i], out[k] = p[0], p[1]
+                todo.append((i + 1, k))
+                todo.append((k + 1, j))
+                break
+        else:  # pragma: no cover - excluded by the DP
+            return None
+    s = "".join(out)
+    return s if lang.contains(s) else None
+
+
+def _product(dfa: DFA, rho: Restriction, S: set[int]) -> tuple[str, str] | None:
+    """BFS over pairs of DFA states; positions in S read the same symbol in both runs."""
+    alphabet = rho.alphabet
+    start = (dfa.start, dfa.start)
+    layer = {start: None}
+    history = []
+    for i in range(rho.n):
+        syms = (rho.fixed[i],) if rho.fixed[i] is not None else alphabet
+        nxt: dict[tuple[int, int], tuple[tuple[int, int], str, str]] = {}
+        for p, q in layer:
+            for a in syms:
+                pa = dfa.step(p, a)
+                if i in S or rho.fixed[i] is not None:
+                    key = (pa, dfa.step(q, a))
+                    nxt.setdefault(key, ((p, q), a, a))
+                else:
+                    for b in syms:
+                        key = (pa, dfa.step(q, b))
+                        nxt.setdefault(key, ((p, q), a, b))
+        history.append(nxt)
+        layer = nxt
+    accepting = set(dfa.accepting)
+    goal = next(((p, q) for (p, q) in layer if (p in accepting) != (q in accepting)), None)
+    if goal is None:
+        return None
+    left, right = [], []
+    state = goal
+    for i in range(rho.n - 1, -1, -1):
+        prev, a, b = history[i][state]
+        left.append(a)
+        right.append(b)
+        state = prev
+    return "".join(reversed(left)), "".join(reversed(right))
