@@ -12,20 +12,32 @@ From Python::
 
 From the command line: ``attncert certify [MODEL] --language parity --n 256 -o cert.json``
 and ``attncert check cert.json MODEL``.
+
+Names are imported lazily, so that importing the trusted checker
+(:mod:`attncert.hard.checker`) never loads the search code.
 """
 
-from attncert.hard.certificate import Certificate, load_certificate
-from attncert.hard.certify import CertificationFailed, Options, certify
-from attncert.hard.checker import CheckReport, check
-from attncert.hard.restriction import Restriction
+from __future__ import annotations
 
-__all__ = [
-    "Certificate",
-    "CertificationFailed",
-    "CheckReport",
-    "Options",
-    "Restriction",
-    "certify",
-    "check",
-    "load_certificate",
-]
+import importlib
+from typing import Any
+
+_LAZY = {
+    "Certificate": "attncert.hard.certificate",
+    "load_certificate": "attncert.hard.certificate",
+    "CertificationFailed": "attncert.hard.certify",
+    "Options": "attncert.hard.certify",
+    "certify": "attncert.hard.certify",
+    "CheckReport": "attncert.hard.checker",
+    "check": "attncert.hard.checker",
+    "Restriction": "attncert.hard.restriction",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attncert.hard' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -91,7 +91,7 @@ def _unsatisfied(tr: TupleRanking, tables: tuple[Table, ...], c: int, k: int) ->
     reach = set()
     for key in tr.keys:
         reach.update(tables[key.position].deps)
-    return len(reach) > c * k
+    return len(reach - set(tables[tr.position].deps)) > c * k
 
 
 def _k_depends(tr: TupleRanking, k: int) -> tuple[int, ...]:

@@ -126,12 +126,19 @@ def encode(
 
     for tr in rankings:
         kind = kinds[tr.head]
-        if tr.blocker is not None and not any(
-            beats(kind, sc, key.position, tr.blocker_score, tr.blocker)
-            for key in tr.keys
-            for sc in key.row_scores
+        own = set(tables[tr.position].deps)
+        # keys that depend only on the query's own inputs add nothing to its dependency set
+        keys = tuple(key for key in tr.keys if not set(tables[key.position].deps) <= own)
+        if tr.cutoff == float("-inf") and (
+            not keys
+            or (tr.blocker is not None
+            and not any(
+                beats(kind, sc, key.position, tr.blocker_score, tr.blocker)
+                for key in keys
+                for sc in key.row_scores
+            ))
         ):
-            continue  # every key loses to the blocker (ties included): already captured
+            continue  # nothing that adds dependencies can win: already satisfied
         sels: list[int] = []
         trivially = False
         for rank, key in enumerate(tr.keys):
@@ -147,7 +154,7 @@ def encode(
                 clauses = {(enc.x(u, sig),) for u, sig in assignment}
                 live: list[tuple[Clause, ...]] = []
                 feasible = True
-                for other in tr.keys:
+                for other in keys:
                     if other.position == m:
                         continue
                     danger = [
