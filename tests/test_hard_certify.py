@@ -92,7 +92,7 @@ def test_every_layer_table_matches_exact_evaluation(method):
     cert = _certify(model, 10, "parity", method) if method != "random" else None
     if cert is None:
         pytest.skip("random restriction: covered by the brute-force table above")
-    final, steps = collapse_all(model, cert.restrictions)
+    _, steps = collapse_all(model, cert.restrictions)
     rho = cert.final_restriction
     alpha = {s: k for k, s in enumerate(rho.alphabet)}
     for s in rho.completions():
@@ -107,16 +107,20 @@ def test_every_layer_table_matches_exact_evaluation(method):
                 assert t.values[t.value_at(idx)] == want, (s, ell, j)
 
 
-@pytest.mark.parametrize("n", [6, 9, 12])
-def test_dyck1_pair_is_balanced_and_unbalanced(n):
-    model = random_model(2, 2, 8, alphabet="()", seed=3)
-    cert = certify(model, n=n, language="dyck1")
-    dyck = language("dyck1")
+@pytest.mark.parametrize("lang,alphabet", [("dyck1", "()"), ("dyck2", "()[]")])
+@pytest.mark.parametrize("n", [6, 9, 12, 40])
+def test_dyck_pair_is_balanced_and_unbalanced(n, lang, alphabet):
+    model = random_model(2, 2, 8, alphabet=alphabet, seed=3)
+    cert = certify(model, n=n, language=lang)
+    dyck = language(lang)
+    # Dyck-2: free positions range over '(' and ')' (Corollary 2's reduction to Dyck-1)
+    assert cert.final_restriction.symbols == tuple(alphabet[:2])
     rho0 = cert.restrictions[0]
     m = n // 5
     assert str(rho0)[:m] == "(" * m and str(rho0)[n - m :] == ")" * m
     if cert.misclassified is None:
         # then brute force must agree that no separating pair exists
+        assert n <= 12
         bf = confirm_by_enumeration(model, cert, dyck)
         assert bf.membership_is_function
         return

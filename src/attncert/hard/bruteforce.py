@@ -53,14 +53,14 @@ def confirm_by_enumeration(model: Model, cert: Certificate, language=None) -> Br
     """Enumerate all ρ_L-compatible strings (at most 2¹⁶) and compare decisions."""
     rho = cert.final_restriction
     free = rho.free_positions
-    total = len(rho.alphabet) ** len(free)
+    total = len(rho.symbols) ** len(free)
     if total > MAX_STRINGS:
         raise InputError(
             f"{total} compatible strings exceed the brute-force limit of {MAX_STRINGS}"
         )
     strings = [
         rho.complete(dict(zip(free, combo, strict=True)))
-        for combo in product(rho.alphabet, repeat=len(free))
+        for combo in product(rho.symbols, repeat=len(free))
     ]
     decisions = np.zeros(len(strings), dtype=bool)
     reruns = 0

@@ -6,6 +6,9 @@ A certificate says, for one model (by content hash) and one input length n:
     ρ₀ ≼ ρ₁ ≼ … ≼ ρ_L as strings over Σ ∪ {``*``}; ρ₀ is the starting restriction
     (all free, or e.g. the Dyck prefix/suffix of Corollary 2), ρ_ℓ the restriction
     under which layer ℓ was collapsed.
+``free_symbols``
+    the symbols a free position ranges over (normally Σ; for Dyck-k, k ≥ 2, the
+    first bracket pair, following Corollary 2: a model must already fail on Dyck-1).
 ``dependency_sets``
     for each layer ℓ = 1..L and each token position j (BOS/EOS included), the input
     positions (1-based) that y⁽ˡ⁾_j depends on under ρ_ℓ.
@@ -86,6 +89,7 @@ class Certificate:
             "alphabet": list(self.alphabet),
             "language": self.language,
             "max_deps": self.max_deps,
+            "free_symbols": list(self.restrictions[0].symbols) if self.restrictions else [],
             "restrictions": [str(r) for r in self.restrictions],
             "dependency_sets": [
                 [[u + 1 for u in s] for s in layer] for layer in self.dependency_sets
@@ -141,12 +145,17 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate
     n = _field(data, "n", source, int)
     alphabet = tuple(_field(data, "alphabet", source, list))
     rs = _field(data, "restrictions", source, list)
+    free_symbols = data.get("free_symbols") or list(alphabet)
+    if not isinstance(free_symbols, list) or not all(isinstance(x, str) for x in free_symbols):
+        raise SpecError("expected a list of symbols", where=f"{source}: free_symbols")
+    if free_symbols == list(alphabet):
+        free_symbols = []
     restrictions = []
     for k, text in enumerate(rs):
         if not isinstance(text, str):
             raise SpecError("expected a string", where=f"{source}: restrictions[{k}]")
         try:
-            restrictions.append(Restriction.parse(alphabet, text))
+            restrictions.append(Restriction.parse(alphabet, text, tuple(free_symbols)))
         except SpecError as err:
             raise SpecError(
                 err.message, where=f"{source}: restrictions[{k}]", expected=err.expected

@@ -68,11 +68,14 @@ class Options:
 
 def initial_restriction(language: str | None, alphabet: tuple[str, ...], n: int) -> Restriction:
     """ρ₀: all free; for Dyck, the first ⌊0.2n⌋ positions '(' and the last ⌊0.2n⌋ ')'
-    (the proof of Corollary 2)."""
+    (the proof of Corollary 2). For Dyck-k with k ≥ 2 free positions range over the
+    first bracket pair only: "hard attention transformers cannot even solve 1DYCK"."""
     rho = Restriction.free(alphabet, n)
     if language and language.startswith("dyck"):
         m = n // 5
         opener, closer = alphabet[0], alphabet[1]
+        if len(alphabet) > 2:
+            rho = Restriction.free(alphabet, n, (opener, closer))
         rho = rho.fix({**{i: opener for i in range(m)}, **{n - 1 - i: closer for i in range(m)}})
     return rho
 
@@ -269,7 +272,7 @@ def certify(
                 f"membership in {language}: this certificate is consistent with the model recognizing it"
             )
         else:
-            alpha = {s: k for k, s in enumerate(model.alphabet)}
+            alpha = {s: k for k, s in enumerate(rho.symbols)}
             decisions = tuple(
                 bool(logits[final[pos].value_at([alpha[c] for c in s])] > 0) for s in pair
             )

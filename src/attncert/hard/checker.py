@@ -252,7 +252,7 @@ def _check_misclassified(cert: Certificate, model: Model, out_table, decisions) 
             "strings",
             f"the strings differ at position {differ[0] + 1} of the output dependency set",
         )
-    alpha = {s: k for k, s in enumerate(rho.alphabet)}
+    alpha = {s: k for k, s in enumerate(rho.symbols)}
     for k, s in enumerate(m.strings):
         run = forward_exact(model, s).accept
         table = decisions[out_table.value_at([alpha[c] for c in s])]

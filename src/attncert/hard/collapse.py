@@ -327,7 +327,7 @@ def collapse_layer(
     elayer = exact_weights(model).layers[layer_index - 1]
     d = model.d
     n_tok = len(tables)
-    base = len(rho.alphabet)
+    base = len(rho.symbols)
     analyses = [
         analyze_head(model, h, eh, tables) for h, eh in zip(layer.heads, elayer.heads, strict=True)
     ]

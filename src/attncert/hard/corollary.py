@@ -41,7 +41,7 @@ def _flip(member: str, outside: list[int], rho: Restriction) -> tuple[str, str] 
     if not outside:
         return None
     u = outside[0]
-    other = next(s for s in rho.alphabet if s != member[u])
+    other = next(s for s in rho.symbols if s != member[u])
     return member, member[:u] + other + member[u + 1 :]
 
 
@@ -55,14 +55,21 @@ def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
     n = rho.n
     pairs = lang.pairs
 
+    free = set(rho.symbols)
+
     def can_match(i: int, k: int) -> str | None:
         a, b = rho.fixed[i], rho.fixed[k]
         for p in pairs:
-            if (a is None or a == p[0]) and (b is None or b == p[1]):
+            if (p[0] == a or a is None and p[0] in free) and (
+                p[1] == b or b is None and p[1] in free
+            ):
                 return p
         return None
 
-    can_open = [rho.fixed[i] is None or any(rho.fixed[i] == p[0] for p in pairs) for i in range(n)]
+    can_open = [
+        any(rho.fixed[i] == p[0] or rho.fixed[i] is None and p[0] in free for p in pairs)
+        for i in range(n)
+    ]
     B = [0] * (n + 2)
     B[n] = 1 << n
     for i in range(n - 1, -1, -1):
@@ -99,7 +106,7 @@ def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
 
 def _product(dfa: DFA, rho: Restriction, S: set[int]) -> tuple[str, str] | None:
     """BFS over pairs of DFA states; positions in S read the same symbol in both runs."""
-    alphabet = rho.alphabet
+    alphabet = rho.symbols
     start = (dfa.start, dfa.start)
     layer = {start: None}
     history = []

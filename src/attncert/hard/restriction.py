@@ -25,10 +25,19 @@ class Restriction:
 
     alphabet: tuple[str, ...]
     fixed: tuple[str | None, ...]
+    free_symbols: tuple[str, ...] = ()  # what a free position ranges over; () = the alphabet
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "alphabet", tuple(self.alphabet))
         object.__setattr__(self, "fixed", tuple(self.fixed))
+        object.__setattr__(self, "free_symbols", tuple(self.free_symbols))
+        if not set(self.free_symbols) <= set(self.alphabet) or len(set(self.free_symbols)) != len(
+            self.free_symbols
+        ):
+            raise SpecError(
+                f"free symbols {''.join(self.free_symbols)!r} are not distinct symbols of the alphabet",
+                expected="a subset of " + "".join(self.alphabet),
+            )
         if FREE in self.alphabet:
             raise SpecError(f"'{FREE}' cannot be a symbol of a restricted alphabet")
         allowed = set(self.alphabet)
@@ -41,14 +50,26 @@ class Restriction:
 
     # ----- construction -------------------------------------------------------
     @classmethod
-    def free(cls, alphabet: tuple[str, ...] | str, n: int) -> Restriction:
+    def free(
+        cls, alphabet: tuple[str, ...] | str, n: int, free_symbols: str | tuple[str, ...] = ()
+    ) -> Restriction:
         """The empty restriction (every position free)."""
-        return cls(tuple(alphabet), (None,) * n)
+        return cls(tuple(alphabet), (None,) * n, tuple(free_symbols))
 
     @classmethod
-    def parse(cls, alphabet: tuple[str, ...] | str, text: str) -> Restriction:
+    def parse(
+        cls, alphabet: tuple[str, ...] | str, text: str, free_symbols: str | tuple[str, ...] = ()
+    ) -> Restriction:
         """From a string like ``"01**1*"`` (``*`` = free)."""
-        return cls(tuple(alphabet), tuple(None if c == FREE else c for c in text))
+        return cls(
+            tuple(alphabet), tuple(None if c == FREE else c for c in text), tuple(free_symbols)
+        )
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """The symbols a free position ranges over (Σ, or a sub-alphabet such as Dyck-1's
+        brackets inside Dyck-2's alphabet)."""
+        return self.free_symbols or self.alphabet
 
     def __str__(self) -> str:
         return "".join(FREE if s is None else s for s in self.fixed)
@@ -78,30 +99,35 @@ class Restriction:
         return (
             self.n == other.n
             and self.alphabet == other.alphabet
+            and set(self.symbols) <= set(other.symbols)
             and all(o is None or s == o for s, o in zip(self.fixed, other.fixed, strict=True))
         )
 
     def compatible(self, string: str | tuple[str, ...]) -> bool:
         """Whether ``string`` agrees with ρ on every fixed position."""
+        free = set(self.symbols)
         return len(string) == self.n and all(
-            f is None or f == s for f, s in zip(self.fixed, string, strict=True)
+            (s in free) if f is None else f == s for f, s in zip(self.fixed, string, strict=True)
         )
 
     # ----- refinement -----------------------------------------------------------
     def fix(self, assignment: Mapping[int, str]) -> Restriction:
         """Refine by fixing more positions; refuses to change a fixed one."""
         new = list(self.fixed)
+        free = set(self.symbols)
         for i, s in assignment.items():
+            if new[i] is None and s not in free:
+                raise InputError(f"position {i + 1} ranges over {''.join(self.symbols)}, not {s!r}")
             if not 0 <= i < self.n:
                 raise InputError(f"position {i + 1} outside 1..{self.n}")
             if new[i] is not None and new[i] != s:
                 raise InputError(f"position {i + 1} is already fixed to {new[i]!r}, not {s!r}")
             new[i] = s
-        return Restriction(self.alphabet, tuple(new))
+        return Restriction(self.alphabet, tuple(new), self.free_symbols)
 
     def complete(self, values: Mapping[int, str], default: str | None = None) -> str:
         """A compatible string: fixed symbols, ``values`` on free positions, else ``default``."""
-        fill = self.alphabet[0] if default is None else default
+        fill = self.symbols[0] if default is None else default
         out = []
         for i, s in enumerate(self.fixed):
             out.append(s if s is not None else values.get(i, fill))
@@ -110,5 +136,5 @@ class Restriction:
     def completions(self, positions: tuple[int, ...] | None = None) -> Iterator[str]:
         """All compatible strings (over the given free positions; others get the first symbol)."""
         free = self.free_positions if positions is None else positions
-        for combo in product(self.alphabet, repeat=len(free)):
+        for combo in product(self.symbols, repeat=len(free)):
             yield self.complete(dict(zip(free, combo, strict=True)))

@@ -62,7 +62,7 @@ def stage1(
     threshold = Fraction(c) / (eta * C)
     feeds = Counter(u for t in tables for u in t.deps)
     heavy = sorted(u for u, cnt in feeds.items() if cnt > threshold)
-    new = rho.fix({u: rho.alphabet[0] for u in heavy})
+    new = rho.fix({u: rho.symbols[0] for u in heavy})
     n = rho.n
     degree = max(
         (cnt for u, cnt in Counter(u for t in tables for u in t.deps if new.is_free(u)).items()),
@@ -146,7 +146,7 @@ def stage2(
                 digits.append(row % tabs[m].base)
                 row //= tabs[m].base
             for u, sym in zip(deps, reversed(digits), strict=True):
-                fix[u] = rho.alphabet[sym]
+                fix[u] = rho.symbols[sym]
             used.update(deps)
         rho = rho.fix(fix)
         fixed_total += len(fix)

@@ -90,8 +90,8 @@ def restrict_table(table: Table, rho: Restriction) -> Table:
     """The same function with the positions ρ fixes substituted (rows filtered)."""
     if all(rho.is_free(u) for u in table.deps):
         return table
-    alpha = {s: k for k, s in enumerate(rho.alphabet)}
-    base = len(rho.alphabet)
+    alpha = {s: k for k, s in enumerate(rho.symbols)}
+    base = len(rho.symbols)
     new_deps = tuple(u for u in table.deps if rho.is_free(u))
     vectors = []
     for combo in product(range(base), repeat=len(new_deps)):
@@ -122,10 +122,10 @@ def initial_tables(model: Model, rho: Restriction) -> tuple[Table, ...]:
     for t in range(n_tok):
         u = t - off
         if 0 <= u < n and rho.is_free(u):
-            rows = [vec(t, model.token_index[s]) for s in rho.alphabet]
-            tables.append(make_table((u,), len(rho.alphabet), rows))
+            rows = [vec(t, model.token_index[s]) for s in rho.symbols]
+            tables.append(make_table((u,), len(rho.symbols), rows))
         else:
-            tables.append(make_table((), len(rho.alphabet), [vec(t, tokens[t])]))
+            tables.append(make_table((), len(rho.symbols), [vec(t, tokens[t])]))
     return tuple(tables)
 
 

@@ -122,7 +122,7 @@ def solve_random(
     rng = np.random.default_rng(seed)
     rho = enc.rho
     free = np.array(rho.free_positions, dtype=np.int64)
-    base = len(rho.alphabet)
+    base = len(rho.symbols)
     successes = 0
     first_success = None
     tries = 0
@@ -144,7 +144,7 @@ def solve_random(
             if solver.solve(assumptions=assumptions):
                 successes += 1
                 if first_success is None:
-                    first_success = rho.fix({u: rho.alphabet[s] for u, s in chosen.items()})
+                    first_success = rho.fix({u: rho.symbols[s] for u, s in chosen.items()})
     detail = {"tries": tries, "successes": successes, "q": q, "rate": successes / max(1, tries)}
     if first_success is None:
         raise NoRestrictionFound(f"0 of {tries} random restrictions (q = {q}) captured every head")

@@ -67,7 +67,7 @@ class Encoding:
         for v in true:
             if v in self.bit_of:
                 u, sigma = self.bit_of[v]
-                fix[u] = self.rho.alphabet[sigma]
+                fix[u] = self.rho.symbols[sigma]
         return self.rho.fix(fix)
 
 
@@ -105,7 +105,7 @@ def encode(
             sorted(enc.x(u, s) for u, sig in assignment for s in range(rho_base) if s != sig)
         )
 
-    rho_base = len(rho.alphabet)
+    rho_base = len(rho.symbols)
     option_var: dict[frozenset, int] = {}
     seen_tuples: set[Clause] = set()
 
@@ -131,12 +131,14 @@ def encode(
         keys = tuple(key for key in tr.keys if not set(tables[key.position].deps) <= own)
         if tr.cutoff == float("-inf") and (
             not keys
-            or (tr.blocker is not None
-            and not any(
-                beats(kind, sc, key.position, tr.blocker_score, tr.blocker)
-                for key in keys
-                for sc in key.row_scores
-            ))
+            or (
+                tr.blocker is not None
+                and not any(
+                    beats(kind, sc, key.position, tr.blocker_score, tr.blocker)
+                    for key in keys
+                    for sc in key.row_scores
+                )
+            )
         ):
             continue  # nothing that adds dependencies can win: already satisfied
         sels: list[int] = []
