@@ -60,14 +60,14 @@ def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
     def can_match(i: int, k: int) -> str | None:
         a, b = rho.fixed[i], rho.fixed[k]
         for p in pairs:
-            if (p[0] == a or a is None and p[0] in free) and (
-                p[1] == b or b is None and p[1] in free
+            if (p[0] == a or (a is None and p[0] in free)) and (
+                p[1] == b or (b is None and p[1] in free)
             ):
                 return p
         return None
 
     can_open = [
-        any(rho.fixed[i] == p[0] or rho.fixed[i] is None and p[0] in free for p in pairs)
+        any(rho.fixed[i] == p[0] or (rho.fixed[i] is None and p[0] in free) for p in pairs)
         for i in range(n)
     ]
     B = [0] * (n + 2)

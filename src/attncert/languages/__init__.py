@@ -14,6 +14,7 @@ with :func:`language` (``"parity"``, ``"parity-odd"``, ``"dyck1"``, ``"dyck2"``,
 from attncert.languages.anbn import AnBn
 from attncert.languages.base import Language, all_strings
 from attncert.languages.dfa import DFA, load_dfa, save_dfa
+from attncert.languages.distributions import DyckDistribution, ParityDistribution
 from attncert.languages.dyck import DEFAULT_BRACKETS, Dyck
 from attncert.languages.registry import LANGUAGE_NAMES, language
 from attncert.languages.regular import OnesStar, Parity
@@ -24,9 +25,11 @@ __all__ = [
     "LANGUAGE_NAMES",
     "AnBn",
     "Dyck",
+    "DyckDistribution",
     "Language",
     "OnesStar",
     "Parity",
+    "ParityDistribution",
     "all_strings",
     "language",
     "load_dfa",
