@@ -63,11 +63,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from attncert.hard.certify import CertificationFailed, certify
 
+    from tqdm import tqdm
+
     model = load_model_arg(args.model)
+    bar = tqdm(
+        total=model.num_layers,
+        desc=f"certify n={args.n}",
+        unit="layer",
+        file=sys.stderr,
+        disable=args.json or not sys.stderr.isatty(),
+        leave=False,
+    )
 
     def progress(msg: str) -> None:
-        if not args.json:
-            print(f"… {msg}", file=sys.stderr)
+        if msg.startswith("layer ") and msg != "layer 1/" + str(model.num_layers):
+            bar.update(1)
+        bar.set_postfix_str(msg)
 
     try:
         cert = certify(
@@ -90,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     except CertificationFailed as err:
         print(f"attncert certify: no certificate: {err.message}", file=sys.stderr)
         return 1
+    finally:
+        bar.close()
     if args.output:
         cert.save(args.output)
     summary = summarize(cert)
