@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from attncert.hard.bruteforce import confirm_by_enumeration
-from attncert.hard.certify import CertificationFailed, certify
+from attncert.hard.pipeline import CertificationFailed, certify
 from attncert.hard.checker import check
 from attncert.languages import language
 from attncert.model import forward_exact, random_model, zoo_model

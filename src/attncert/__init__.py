@@ -19,11 +19,12 @@ _LAZY = {
     "forward_exact": "attncert.model",
     "zoo_model": "attncert.model",
     "random_model": "attncert.model",
-    "certify": "attncert.hard",
-    "check": "attncert.hard",
+    "certify": "attncert.hard.pipeline",
+    "check": "attncert.hard.checker",
     "Certificate": "attncert.hard",
     "Restriction": "attncert.hard",
     "compile_formula": "attncert.compile",
+    "prove_agreement": "attncert.prove",
 }
 
 

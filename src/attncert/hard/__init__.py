@@ -25,9 +25,9 @@ from typing import Any
 _LAZY = {
     "Certificate": "attncert.hard.certificate",
     "load_certificate": "attncert.hard.certificate",
-    "CertificationFailed": "attncert.hard.certify",
-    "Options": "attncert.hard.certify",
-    "certify": "attncert.hard.certify",
+    "CertificationFailed": "attncert.hard.pipeline",
+    "Options": "attncert.hard.pipeline",
+    "certify": "attncert.hard.pipeline",
     "CheckReport": "attncert.hard.checker",
     "check": "attncert.hard.checker",
     "Restriction": "attncert.hard.restriction",

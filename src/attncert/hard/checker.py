@@ -6,7 +6,7 @@ What is trusted: this module and what it imports — the certificate format
 exact evaluator (:mod:`attncert.model`), and language membership
 (:mod:`attncert.languages`). It imports no solver (no python-sat, no z3) and none
 of the search code (:mod:`attncert.hard.search`, :mod:`attncert.hard.stages`,
-:mod:`attncert.hard.certify`); a test enforces this.
+:mod:`attncert.hard.pipeline`); a test enforces this.
 
 ``check(certificate, model)`` accepts only if every claim holds:
 

@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attncert.hard.certify import CertificationFailed, certify
+    from attncert.hard.pipeline import CertificationFailed, certify
 
     from tqdm import tqdm
 

@@ -1,0 +1,132 @@
+"""The repository's ``proofs/`` tree as data: which artifacts exist, of which kind, for which
+model/formula and parameters, and which numbered result each exhibits.
+
+:func:`attncert.proofcheck.regenerate` turns each :class:`ArtifactSpec` into a directory
+``proofs/<path>/`` with its files and ``manifest.json``. Kinds of other subpackages (Lemma 5
+measurements, z3 agreement proofs) add entries here once their kind module exists; an entry
+whose kind is not registered is skipped by regeneration (and reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from attncert.proofcheck.manifest import Exhibits
+
+__all__ = ["CATALOG", "ArtifactSpec"]
+
+
+@dataclass(frozen=True)
+class ArtifactSpec:
+    """One artifact: ``path`` under the proofs root, its ``kind``, what it ``exhibits``, the
+    ``model`` (``zoo:NAME`` or ``{"random": {...random_model kwargs}}``, written as
+    ``model.json``) or ``formula``, and the ``parameters`` of its generation."""
+
+    path: str
+    kind: str
+    exhibits: Exhibits
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    model: Any = None
+    formula: str | None = None
+
+
+_T1 = ("Theorem 1", "Corollary 2")
+_HAHN = "Hahn 2020"
+
+CATALOG: tuple[ArtifactSpec, ...] = (
+    ArtifactSpec(
+        "hahn2020/theorem1/parity-random-L2-H2-d16-n256",
+        "hard_certificate",
+        Exhibits(
+            _HAHN,
+            _T1,
+            "Under a restriction leaving most inputs free, the decision of the bundled random "
+            "2-layer 2-head unique-hard model at n = 256 depends on a bounded set of inputs, so "
+            "it errs on PARITY (accuracy exactly 1/2 on the compatible strings).",
+        ),
+        {"n": 256, "language": "parity", "method": "maxsat", "seed": 0},
+        model="zoo:random-L2-H2-d16",
+    ),
+    ArtifactSpec(
+        "hahn2020/theorem1/dyck1-random-L2-H2-d16-n256",
+        "hard_certificate",
+        Exhibits(
+            _HAHN,
+            _T1,
+            "Corollary 2 for Dyck-1: with the first and last 0.2n positions fixed to '(' and "
+            "')', a random 2-layer model over '()' at n = 256 gives the same answer to a "
+            "balanced and an unbalanced completion.",
+        ),
+        {"n": 256, "language": "dyck1", "method": "maxsat", "seed": 0},
+        model={
+            "random": {
+                "layers": 2,
+                "heads": 2,
+                "d": 16,
+                "alphabet": "()",
+                "seed": 0,
+                "name": "random-L2-H2-d16-dyck1-s0",
+            }
+        },
+    ),
+    ArtifactSpec(
+        "hahn2020/theorem1/ones_star-n64",
+        "hard_certificate",
+        Exhibits(
+            _HAHN,
+            ("Theorem 1",),
+            "Theorem 1 applies to every hard-attention model, including one that recognizes 1*: "
+            "the certificate exists and no separating pair does — the model is right on every "
+            "compatible string.",
+        ),
+        {"n": 64, "language": "ones_star", "method": "maxsat", "seed": 0},
+        model="zoo:ones_star",
+    ),
+    ArtifactSpec(
+        "hahn2020/theorem1/anbn-n64",
+        "hard_certificate",
+        Exhibits(
+            _HAHN,
+            ("Theorem 1",),
+            "Theorem 1 on the two-layer aⁿbⁿ model: a certificate with no separating pair, "
+            "consistent with the model recognizing aⁿbⁿ.",
+        ),
+        {"n": 64, "language": "anbn", "method": "maxsat", "seed": 0},
+        model="zoo:anbn",
+    ),
+    ArtifactSpec(
+        "hahn2020/lemma4-lll/c1-H2-C1-Cp1_2",
+        "lll_report",
+        Exhibits(
+            _HAHN,
+            (
+                "Lemma 4",
+                "Definition 5",
+                "eq. (8)",
+                "eq. (9)",
+                "eq. (10)",
+                "eq. (11)",
+                "eq. (12)",
+                "Corollary 24",
+            ),
+            "Each quantitative step of the Depth Reduction Lemma at c = 1, H = 2, C = 1, "
+            "C′ = 1/2 (Definition 5's default η, q, δ), with the smallest k for (12) and N for "
+            "(11); the steps that fail as written are reported with counterexamples.",
+        ),
+        {"c": 1, "H": 2, "C": "1", "C_prime": "1/2"},
+    ),
+    ArtifactSpec(
+        "hahn2020/lemma4-lll/constants-L2-H2-C9_10",
+        "constants_report",
+        Exhibits(
+            _HAHN,
+            ("Theorem 1", "Lemma 4"),
+            "The constants of Theorem 1's proof for a 2-layer, 2-head model with final free "
+            "fraction 9/10: k, N and c per layer, and the input length from which the argument "
+            "applies.",
+        ),
+        {"layers": 2, "heads": 2, "C": "9/10", "schedule": "geometric", "version": "supplement"},
+    ),
+)
