@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from attncert.hard.bruteforce import confirm_by_enumeration
-from attncert.hard.pipeline import CertificationFailed, certify
 from attncert.hard.checker import check
+from attncert.hard.pipeline import CertificationFailed, certify
 from attncert.languages import language
 from attncert.model import forward_exact, random_model, zoo_model
 

@@ -16,8 +16,8 @@ import pytest
 from attncert.cli.main import main
 from attncert.errors import SpecError
 from attncert.hard.certificate import certificate_from_dict, load_certificate
-from attncert.hard.pipeline import certify
 from attncert.hard.checker import check
+from attncert.hard.pipeline import certify
 from attncert.hard.restriction import Restriction
 from attncert.model import model_from_dict, model_to_dict, random_model, save_model
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from functools import cached_property
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 from flint import fmpq, fmpq_mat
@@ -213,7 +213,9 @@ class ScoreFilter:
 class ExactLayerTrace:
     inputs: fmpq_mat  # N × d activations entering the layer
     heads: tuple[ExactHead, ...]
-    chosen: tuple[tuple[tuple[int, ...], ...], ...]  # per head, per query: attended positions (0-based)
+    chosen: tuple[
+        tuple[tuple[int, ...], ...], ...
+    ]  # per head, per query: attended positions (0-based)
     after_attention: fmpq_mat  # N × d
     output: fmpq_mat  # N × d
 

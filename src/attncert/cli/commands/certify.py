@@ -61,9 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attncert.hard.pipeline import CertificationFailed, certify
-
     from tqdm import tqdm
+
+    from attncert.hard.pipeline import CertificationFailed, certify
 
     model = load_model_arg(args.model)
     bar = tqdm(
