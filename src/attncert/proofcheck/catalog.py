@@ -129,4 +129,17 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         ),
         {"layers": 2, "heads": 2, "C": "9/10", "schedule": "geometric", "version": "supplement"},
     ),
+    ArtifactSpec(
+        "hahn2020/lemma5/soft_parity",
+        "lemma5",
+        Exhibits(
+            _HAHN,
+            ("Lemma 5", "S2"),
+            "On the exact soft PARITY transformer, changing one input symbol changes the "
+            "readout logit by at most the corrected Lemma 5 bound (computed from the weights), "
+            "which decays like 1/n; the measured change decays like 1/n².",
+        ),
+        {"exhaustive_n": [4, 6, 8, 10], "search_n": [64, 256, 1024], "seed": 0},
+        model="zoo:soft_parity",
+    ),
 )
