@@ -61,3 +61,34 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 def canonical_json(obj: Any) -> bytes:
     """Canonical encoding used for content hashes: sorted keys, no spaces, UTF-8."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def check_header(data: Any, source: str, fmt: str, version: int) -> None:
+    """Refuse a document that is not a JSON object of the given ``format`` and ``version``."""
+    if not isinstance(data, dict):
+        raise SpecError("top level is not a JSON object", where=source)
+    if data.get("format") != fmt:
+        raise SpecError(
+            f"format {data.get('format')!r}", where=f"{source}: format", expected=repr(fmt)
+        )
+    if data.get("version") != version:
+        raise SpecError(
+            f"version {data.get('version')!r}", where=f"{source}: version", expected=str(version)
+        )
+
+
+def require(
+    d: Any, key: str, where: str, kind: type | tuple[type, ...], *, optional: bool = False
+) -> Any:
+    """Field ``key`` of the JSON object ``d``, of type ``kind`` (a bool is never an int);
+    errors name ``where`` and the field."""
+    if not isinstance(d, dict):
+        raise SpecError("expected a JSON object", where=where)
+    if key not in d or d[key] is None:
+        if optional:
+            return None
+        raise SpecError(f"missing field {key!r}", where=where)
+    v = d[key]
+    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
+        raise SpecError(f"field {key!r} has the wrong type {type(v).__name__}", where=where)
+    return v

@@ -36,7 +36,8 @@ from typing import Any
 
 from attncert.errors import SpecError
 from attncert.hard.restriction import Restriction
-from attncert.io import read_json, write_atomic
+from attncert.io import check_header, read_json, write_atomic
+from attncert.io import require as _field
 
 FORMAT = "attncert-certificate"
 VERSION = 1
@@ -110,15 +111,6 @@ class Certificate:
         return write_atomic(path, self.to_json())
 
 
-def _field(d: Any, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
-    if not isinstance(d, dict) or key not in d:
-        raise SpecError(f"missing field {key!r}", where=where)
-    v = d[key]
-    if not isinstance(v, kind) or (isinstance(v, bool) and kind is int):
-        raise SpecError(f"field {key!r} has the wrong type {type(v).__name__}", where=where)
-    return v
-
-
 def _positions(value: Any, where: str) -> tuple[int, ...]:
     if not isinstance(value, list) or not all(
         isinstance(u, int) and not isinstance(u, bool) for u in value
@@ -131,16 +123,7 @@ def _positions(value: Any, where: str) -> tuple[int, ...]:
 
 def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate:
     """Parse a certificate dictionary; every error names the field."""
-    if not isinstance(data, dict):
-        raise SpecError("top level is not a JSON object", where=source)
-    if data.get("format") != FORMAT:
-        raise SpecError(
-            f"format {data.get('format')!r}", where=f"{source}: format", expected=repr(FORMAT)
-        )
-    if data.get("version") != VERSION:
-        raise SpecError(
-            f"version {data.get('version')!r}", where=f"{source}: version", expected=str(VERSION)
-        )
+    check_header(data, source, FORMAT, VERSION)
     model = _field(data, "model", source, dict)
     n = _field(data, "n", source, int)
     alphabet = tuple(_field(data, "alphabet", source, list))

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from attncert.errors import InputError, SpecError
-from attncert.io import read_json, write_json
+from attncert.io import check_header, read_json, write_json
 from attncert.languages.base import Language, Word, check_alphabet
 
 FORMAT = "attncert-dfa"
@@ -320,16 +320,7 @@ class DFA(Language):
     def from_dict(cls, data: Any, *, source: str = "") -> DFA:
         """Inverse of :meth:`to_dict`; errors name the file and field."""
         where = source or "DFA"
-        if not isinstance(data, Mapping):
-            raise SpecError("top level is not a JSON object", where=where)
-        if data.get("format") != FORMAT:
-            raise SpecError(
-                f"format {data.get('format')!r}", where=f"{where}: format", expected=repr(FORMAT)
-            )
-        if data.get("version") != VERSION:
-            raise SpecError(
-                f"version {data.get('version')!r}", where=f"{where}: version", expected=str(VERSION)
-            )
+        check_header(dict(data) if isinstance(data, Mapping) else data, where, FORMAT, VERSION)
         for key in ("alphabet", "states", "start", "accepting", "transitions"):
             if key not in data:
                 raise SpecError(f"missing field {key!r}", where=where)

@@ -32,7 +32,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from attncert.errors import SpecError
-from attncert.io import read_json, write_json
+from attncert.io import check_header, read_json, write_json
+from attncert.io import require as _get
 
 FORMAT = "attncert-proof-manifest"
 VERSION = 1
@@ -133,21 +134,6 @@ class Manifest:
         return write_json(Path(directory) / MANIFEST, self.to_dict())
 
 
-def _get(
-    d: Any, key: str, where: str, kind: type | tuple[type, ...], optional: bool = False
-) -> Any:
-    if not isinstance(d, dict):
-        raise SpecError("expected a JSON object", where=where)
-    if key not in d or d[key] is None:
-        if optional:
-            return None
-        raise SpecError(f"missing field {key!r}", where=where)
-    v = d[key]
-    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
-        raise SpecError(f"field {key!r} has the wrong type {type(v).__name__}", where=where)
-    return v
-
-
 def _relative(path: str, where: str) -> str:
     p = PurePosixPath(path)
     if p.is_absolute() or ".." in p.parts or not p.parts or "\\" in path:
@@ -161,16 +147,7 @@ def _relative(path: str, where: str) -> str:
 
 def manifest_from_dict(data: Any, source: str = MANIFEST) -> Manifest:
     """Parse a manifest; every error names the field."""
-    if not isinstance(data, dict):
-        raise SpecError("top level is not a JSON object", where=source)
-    if data.get("format") != FORMAT:
-        raise SpecError(
-            f"format {data.get('format')!r}", where=f"{source}: format", expected=repr(FORMAT)
-        )
-    if data.get("version") != VERSION:
-        raise SpecError(
-            f"version {data.get('version')!r}", where=f"{source}: version", expected=str(VERSION)
-        )
+    check_header(data, source, FORMAT, VERSION)
     kind = _get(data, "kind", source, str)
     ex = _get(data, "exhibits", source, dict)
     results = _get(ex, "results", f"{source}: exhibits", list)
