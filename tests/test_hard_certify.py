@@ -168,3 +168,14 @@ def test_softmax_models_are_refused():
 
     with pytest.raises(UnsupportedError, match="hard-attention"):
         certify(random_model(1, 1, 4, kind="softmax"), n=8)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_top_k_encodings_are_confirmed_by_brute_force(k, seed):
+    """k ≥ 2: up to k − 1 keys may stay above the blocker (a cardinality constraint per
+    option); the dependency sets grow accordingly and must still be right."""
+    model = random_model(2, 2, 8, kind="leftmost", seed=seed)
+    cert = certify(model, n=13, language="parity", k=k)
+    assert check(cert, model).accepted
+    assert confirm_by_enumeration(model, cert).decision_is_function

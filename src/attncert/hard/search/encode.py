@@ -154,8 +154,8 @@ def encode(
                 if tr.cutoff > s_alpha or (tr.cutoff == s_alpha and kind is AttentionKind.AVERAGE):
                     continue  # keys outside the ranked top could reach it
                 clauses = {(enc.x(u, sig),) for u, sig in assignment}
-                live: list[tuple[Clause, ...]] = []
-                feasible = True
+                live_kills: list[tuple[Clause, ...]] = []  # keys that may stay live (k ≥ 2)
+                forced = 0  # keys every row of which beats the blocker: live whatever is fixed
                 for other in keys:
                     if other.position == m:
                         continue
@@ -167,25 +167,16 @@ def encode(
                     if not danger:
                         continue
                     if len(danger) == len(rows_of(other.position)):
-                        if k == 1:
-                            feasible = False
-                            break
-                        live.append(("forced",))  # type: ignore[arg-type]
-                        continue
-                    kills = tuple(kill(a) for a in danger)
-                    if k == 1:
-                        clauses.update(kills)
+                        forced += 1
+                    elif k == 1:
+                        clauses.update(kill(a) for a in danger)
                     else:
-                        live.append(kills)
-                if not feasible:
-                    continue
-                forced = sum(1 for x in live if x == ("forced",))
+                        live_kills.append(tuple(kill(a) for a in danger))
                 if forced > k - 1:
                     continue
-                live_kills = tuple(x for x in live if x != ("forced",))
-                if k > 1 and len(live_kills) + forced <= k - 1:
-                    live_kills = ()
-                sel = option(frozenset(clauses), live_kills if k > 1 else (), k - 1 - forced)
+                if len(live_kills) + forced <= k - 1:
+                    live_kills = []  # the cardinality bound holds whatever is fixed
+                sel = option(frozenset(clauses), tuple(live_kills), k - 1 - forced)
                 if sel is None:
                     trivially = True
                     break
