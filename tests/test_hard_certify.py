@@ -179,3 +179,21 @@ def test_top_k_encodings_are_confirmed_by_brute_force(k, seed):
     cert = certify(model, n=13, language="parity", k=k)
     assert check(cert, model).accepted
     assert confirm_by_enumeration(model, cert).decision_is_function
+
+
+@pytest.mark.parametrize("kind", ["leftmost", "rightmost", "average"])
+def test_every_length_up_to_14(kind):
+    """Every n = 1 … 14 (including the degenerate ones), brute force confirms."""
+    model = random_model(2, 1, 8, kind=kind, seed=31, bos="^", eos="$")
+    lang = language("parity")
+    for n in range(1, 15):
+        cert = certify(model, n=n, language="parity")
+        assert check(cert, model).accepted, n
+        bf = confirm_by_enumeration(model, cert, lang)
+        assert bf.decision_is_function, (n, bf.counterexample)
+        if cert.misclassified is not None:
+            a, b = cert.misclassified.strings
+            assert forward_exact(model, a).accept == forward_exact(model, b).accept
+            assert lang.contains(a) != lang.contains(b)
+        else:
+            assert bf.membership_is_function, n

@@ -113,6 +113,8 @@ def stage2(
     """Lemmas 15–17: while some position has more than 2^c·k·H k-depending unsatisfied
     tuples, fix its inputs to the value that maximizes attention for most of them
     (pigeonhole). Positions with disjoint inputs are fixed together in one round."""
+    if rho.num_free == 0 or C == 0:
+        return rho, [], {"rounds": 0, "fixed": 0, "unsatisfied": 0}
     c = dependency_c(tables)
     limit = (2**c) * k * heads
     rounds = fixed_total = 0
