@@ -107,13 +107,15 @@ def test_dropping_a_claimed_dependency_is_rejected(model, cert):
     pytest.fail("no non-empty dependency set to drop from")
 
 
-def test_dropping_from_the_output_dependency_set_is_rejected(model):
-    c = certify(model, n=16, language=None, paper_stages=False)
-    if not c.output_dependency:
-        pytest.skip("output depends on nothing here")
-    bad = dataclasses.replace(c, output_dependency=c.output_dependency[1:])
+def test_dropping_from_the_output_dependency_set_is_rejected():
+    model = random_model(1, 1, 8, seed=6)
+    c = certify(model, n=16, language="parity")
+    assert c.output_dependency == (15,)
+    assert check(c, model).accepted
+    bad = dataclasses.replace(c, output_dependency=())
     report = check(bad, model)
     assert not report.accepted and report.failures[0].claim == "output"
+    assert "differ only at input position(s) {16}" in report.failures[0].reason
 
 
 def test_changing_one_weight_is_rejected(model, cert):

@@ -159,16 +159,16 @@ def check(cert: Certificate, model: Model) -> CheckReport:
             "output", "output.position", f"decision position is {pos}, not {cert.output_position}"
         )
     out_table = final[pos]
-    extra = set(out_table.deps) - set(cert.output_dependency)
-    if extra:
+    logits = readout_table(model, out_table)
+    decisions = [logits[v] > 0 for v in out_table.value_of_row]
+    clash = _decision_clash(out_table, decisions, set(cert.output_dependency))
+    if clash is not None:
         return reject(
             "output",
             "output.dependency_set",
-            f"the decision depends on input position(s) {_fmt(extra)} not in the claimed set "
-            f"{_fmt(cert.output_dependency)}",
+            f"two inputs that agree on the claimed set {_fmt(cert.output_dependency)} get "
+            f"different decisions; they differ only at input position(s) {_fmt(clash)}",
         )
-    logits = readout_table(model, out_table)
-    decisions = [logits[v] > 0 for v in out_table.value_of_row]
     facts.append(
         f"the decision at n = {cert.n} depends only on input positions {_fmt(cert.output_dependency)} "
         f"under ρ_L ({cert.final_restriction.num_free}/{cert.n} free)"
@@ -195,7 +195,29 @@ def check(cert: Certificate, model: Model) -> CheckReport:
                 "ρ_L-compatible strings so that each pair gets one answer but has both parities: "
                 "accuracy on them is exactly 1/2"
             )
-    return CheckReport(True, (), tuple(facts), time.perf_counter() - t0, tuple(out_table.deps))
+    return CheckReport(True, (), tuple(facts), time.perf_counter() - t0, cert.output_dependency)
+
+
+def _decision_clash(table, decisions: list[bool], claimed: set[int]) -> set[int] | None:
+    """None if the decision is a function of the claimed positions on the table's rows;
+    else the positions where two rows with different decisions differ."""
+    seen: dict[tuple[int, ...], int] = {}
+    keep = [t for t, u in enumerate(table.deps) if u in claimed]
+    for r, dec in enumerate(decisions):
+        digits = _digits(r, table.base, len(table.deps))
+        key = tuple(digits[t] for t in keep)
+        other = seen.setdefault(key, r)
+        if decisions[other] != dec:
+            od = _digits(other, table.base, len(table.deps))
+            return {u for u, a, b in zip(table.deps, digits, od, strict=True) if a != b}
+    return None
+
+
+def _digits(r: int, base: int, length: int) -> list[int]:
+    out = [0] * length
+    for t in range(length - 1, -1, -1):
+        r, out[t] = divmod(r, base)
+    return out
 
 
 def _why(step, tables, j, u, rho) -> tuple[int, str]:

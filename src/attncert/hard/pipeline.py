@@ -66,6 +66,25 @@ class Options:
             raise ParameterError(f"k = {self.k} must be a positive integer", where="k")
 
 
+def decision_dependency(table: Table, logits) -> tuple[int, ...]:
+    """The input positions the *decision* (sign of the logit) depends on: the essential
+    variables of the decision function on the table — a subset of the activation's
+    dependency set (e.g. empty when the decision is constant)."""
+    decisions = [logits[v] > 0 for v in table.value_of_row]
+    base, k = table.base, len(table.deps)
+    essential = []
+    for t, u in enumerate(table.deps):
+        step = base ** (k - 1 - t)
+        if any(
+            decisions[r] != decisions[r + step * j]
+            for r in range(len(decisions))
+            if (r // step) % base == 0
+            for j in range(1, base)
+        ):
+            essential.append(u)
+    return tuple(essential)
+
+
 def initial_restriction(language: str | None, alphabet: tuple[str, ...], n: int) -> Restriction:
     """ρ₀: all free; for Dyck, the first ⌊0.2n⌋ positions '(' and the last ⌊0.2n⌋ ')'
     (the proof of Corollary 2). For Dyck-k with k ≥ 2 free positions range over the
@@ -260,10 +279,10 @@ def certify(
         layer_traces.append(tr)
     final = _restrict_all(tables, rho)
     pos = model.readout.index(model.n_tokens(n))
-    out_deps = final[pos].deps
+    logits = readout_table(model, final[pos])
+    out_deps = decision_dependency(final[pos], logits)
     misclassified = None
     note = ""
-    logits = readout_table(model, final[pos])
     if lang is not None:
         pair = separating_pair(lang, rho, out_deps)
         if pair is None:
