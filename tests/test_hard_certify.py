@@ -197,3 +197,18 @@ def test_every_length_up_to_14(kind):
             assert lang.contains(a) != lang.contains(b)
         else:
             assert bf.membership_is_function, n
+
+
+def test_time_limit_returns_the_best_restriction_so_far(capsys):
+    """A MaxSAT search stopped by the time limit still yields a checked certificate, and
+    says that it is not proved optimal."""
+    from attncert.cli.main import main
+
+    model = random_model(2, 2, 8, seed=0)
+    cert = certify(model, n=256, language="parity", time_limit=0.05)
+    stage3 = [layer["stage3"] for layer in cert.trace["layers"] if "stage3" in layer]
+    assert any(s.get("timeout") and s["optimal"] is False for s in stage3), stage3
+    assert check(cert, model).accepted
+    assert main(["certify", "zoo:random-L2-H2-d16", "--n", "256", "--time-limit", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "CERTIFIED" in out

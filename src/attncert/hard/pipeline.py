@@ -116,7 +116,7 @@ def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Rest
             "options": enc.n_options,
             "tuples": enc.n_tuples,
         }
-        remaining = None if deadline is None else max(1.0, deadline - time.perf_counter())
+        remaining = None if deadline is None else max(0.1, deadline - time.perf_counter())
         bound = int((1 + opts.delta) * opts.q * rho.num_free)
         try:
             if opts.method is Method.MAXSAT:
@@ -267,7 +267,7 @@ def certify(
         # hits its share returns its best restriction so far, marked "not optimal"
         share = None
         if deadline is not None:
-            share = time.perf_counter() + max(1.0, deadline - time.perf_counter()) / (
+            share = time.perf_counter() + max(0.1, deadline - time.perf_counter()) / (
                 model.num_layers - ell + 1
             )
         try:
