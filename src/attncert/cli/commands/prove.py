@@ -1,0 +1,111 @@
+"""``attncert prove FORMULA --max-len N``: bounded agreement proof (z3 + interval arithmetic).
+
+    attncert prove "Q_a S Q_b" --alphabet abc --max-len 100 --jobs 2
+    attncert prove parity --library --max-len 64 --smt2-dir queries/
+    attncert prove "Q_a U Q_b" --model since.json --max-len 8     # exit 1: counterexample
+    attncert prove "ODD(#<[Q_1])" --regime unbounded --max-len 32 --positions last --json
+
+Proves, for every length n ≤ N, that the soft transformer's rounded output at its
+designated coordinate equals FORMULA at every position (``--positions last``: at the last
+one). Without ``--model`` the formula is compiled in ``--regime``. Exit status: 0 proved,
+1 counterexample (re-checked by interval evaluation), 3 unknown (time-out or a length the
+decomposition cannot settle), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from attncert.compile.regime import REGIMES
+
+    p = sub.add_parser(
+        "prove",
+        help="prove that a soft transformer computes a formula on all strings up to a length",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "formula", metavar="FORMULA", help="formula text, or a library name with --library"
+    )
+    p.add_argument("--max-len", type=int, required=True, help="prove every length 1..N")
+    p.add_argument("--min-len", type=int, default=1, help="first length (default 1)")
+    p.add_argument("--regime", default="temperature", choices=REGIMES, help="compilation regime")
+    p.add_argument("--alphabet", help="input symbols (default: the formula's atoms)")
+    p.add_argument("--library", action="store_true", help="FORMULA names a library formula")
+    p.add_argument("--model", help=MODEL_HELP + " (default: compile FORMULA)")
+    p.add_argument("--coord", type=int, help="coordinate holding the formula's value")
+    p.add_argument("--positions", choices=("all", "last"), default="all")
+    p.add_argument("--jobs", type=int, default=1, help="parallel processes (lengths)")
+    p.add_argument("--smt2-dir", help="write every SMT query here as .smt2")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per z3 query")
+    p.add_argument(
+        "--cross-check",
+        type=int,
+        default=0,
+        metavar="K",
+        help="re-decide every n ≤ K by exhaustive interval enumeration",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attncert.errors import InputError
+    from attncert.logic import library_formula, parse
+    from attncert.prove import prove_agreement
+
+    if args.library:
+        nf = library_formula(args.formula)
+        formula, alphabet = nf.formula, args.alphabet or nf.alphabet
+    else:
+        formula, alphabet = parse(args.formula), args.alphabet
+    if args.max_len < 1:
+        raise InputError(f"--max-len {args.max_len}", where="--max-len", expected="≥ 1")
+    model = load_model_arg(args.model) if args.model else None
+    res = prove_agreement(
+        formula,
+        model,
+        max_len=args.max_len,
+        min_len=args.min_len,
+        regime=args.regime,
+        alphabet=alphabet,
+        coordinate=args.coord,
+        positions=args.positions,
+        jobs=args.jobs,
+        smt2_dir=args.smt2_dir,
+        timeout=args.timeout,
+        cross_check=args.cross_check,
+        progress=not args.no_progress and not args.json,
+    )
+    if args.json:
+        print_json(res.to_dict())
+        return res.exit_code
+    print(
+        f"{res.formula!r} on {res.model} (coordinate {res.coordinate}, {res.positions} positions)"
+    )
+    print(f"{'n':>4} {'verdict':<15} {'method':<11} {'seconds':>8} {'queries':>8} {'min gap':>10}")
+    for r in res.lengths:
+        gs = [h.min_gap_float for h in r.heads if h.min_gap_float is not None]
+        gap = f"{min(gs):.3g}" if gs else "-"
+        print(
+            f"{r.n:>4} {r.verdict:<15} {r.method:<11} {r.seconds:>8.3f} {len(r.queries):>8} {gap:>10}"
+        )
+        if r.counterexample:
+            c = r.counterexample
+            print(
+                f"     counterexample {c['string']!r} at position {c['position']}: formula "
+                f"{c['formula_value']}, model {c['model_value']}"
+            )
+        if r.reason and r.verdict != "proved":
+            print(f"     {r.reason}")
+        if r.cross_check:
+            print(f"     cross-check: {r.cross_check}")
+    for note in res.notes:
+        print(f"note: {note}")
+    print(f"{res.verdict} for n = {args.min_len}..{res.max_len} in {res.seconds:.2f} s")
+    return res.exit_code
