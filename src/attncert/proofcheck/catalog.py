@@ -34,6 +34,7 @@ class ArtifactSpec:
 
 _T1 = ("Theorem 1", "Corollary 2")
 _HAHN = "Hahn 2020"
+_YANG = "Yang, Strobl, Chiang, Angluin 2024"
 
 CATALOG: tuple[ArtifactSpec, ...] = (
     ArtifactSpec(
@@ -141,5 +142,41 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         ),
         {"exhaustive_n": [4, 6, 8, 10], "search_n": [64, 256, 1024], "seed": 0},
         model="zoo:soft_parity",
+    ),
+    ArtifactSpec(
+        "yang2024/theorem12/previous-symbol-temperature",
+        "z3_agreement",
+        Exhibits(
+            _YANG,
+            ("Theorem 12", "Lemma 9"),
+            "prev Q_1 (TL[◁]) compiled with bounded positional encodings and temperature "
+            "scaling computes the formula at every position of every string of length ≤ 12.",
+        ),
+        {"regime": "temperature", "alphabet": "01", "max_len": 12, "cross_check": 8},
+        formula="prev Q_1",
+    ),
+    ArtifactSpec(
+        "yang2024/theorem15/since-temperature",
+        "z3_agreement",
+        Exhibits(
+            _YANG,
+            ("Theorem 15", "Corollary 17"),
+            "Q_a S Q_b (TL[S]) compiled with temperature scaling agrees with the formula at "
+            "every position of every string over abc of length ≤ 10.",
+        ),
+        {"regime": "temperature", "alphabet": "abc", "max_len": 10, "cross_check": 5},
+        formula="Q_a S Q_b",
+    ),
+    ArtifactSpec(
+        "yang2024/theorem20/parity-counting-temperature",
+        "z3_agreement",
+        Exhibits(
+            _YANG,
+            ("Theorem 20", "Corollary 22"),
+            "PARITY as ODD(#<[Q_1]) (counting with a numerical predicate) compiled with "
+            "temperature scaling agrees with the formula on every string of length ≤ 12.",
+        ),
+        {"regime": "temperature", "alphabet": "01", "max_len": 12, "cross_check": 8},
+        formula="ODD(#<[Q_1])",
     ),
 )

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n8_agreement_L1_r2
+(declare-fun x1_0 () Bool) (declare-fun x1_1 () Bool) (declare-fun x1_2 () Bool)
+(assert (and (or x1_0 x1_1 x1_2) (not (and x1_0 x1_1)) (not (and x1_0 x1_2)) (not (and x1_1 x1_2))))
+(define-fun H0_0 () Real (ite x1_1 1.0 0.0))
+(define-fun Y4 () Real 0.0)
+(define-fun Y5 () Real H0_0)
+(define-fun U0 () Real (let ((p (+ Y5 (- (/ 1.0 4.0))))) (ite (> p 0.0) p 0.0)))
+(define-fun U1 () Real (let ((p (+ Y5 (- (/ 3.0 4.0))))) (ite (> p 0.0) p 0.0)))
+(define-fun O4 () Real (+ Y4 (* 2.0 U0) (* (- 2.0) U1)))
+(define-fun f0_2 () Bool (or x1_1 (and x1_0 false)))
+(assert (not (= (> O4 (/ 1.0 2.0)) f0_2)))
+(check-sat)
