@@ -34,7 +34,7 @@ class ArtifactSpec:
 
 _T1 = ("Theorem 1", "Corollary 2")
 _HAHN = "Hahn 2020"
-_YANG = "Yang, Strobl, Chiang, Angluin 2024"
+_YANG = "Yang 2024"
 
 CATALOG: tuple[ArtifactSpec, ...] = (
     ArtifactSpec(

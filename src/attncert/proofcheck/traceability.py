@@ -111,8 +111,18 @@ YANG5 = Part(
 )
 
 
+_ABBREV = {
+    "Theorem": "Theorem|Thm\\.?",
+    "Lemma": "Lemma|Lem\\.?",
+    "Corollary": "Corollary|Cor\\.?",
+    "Definition": "Definition|Def\\.?",
+    "Proposition": "Proposition|Prop\\.?",
+}
+
+
 def _name(kind: str, num: int) -> str:
-    return rf"\b{kind}\s+{num}(?![0-9])"
+    """The result's name, also in the abbreviated forms code uses ("Thm 15a", "Cor. 17")."""
+    return rf"\b(?:{_ABBREV.get(kind, kind)})\s*{num}(?![0-9])"
 
 
 def _eq(num: int) -> str:
