@@ -184,6 +184,16 @@ V_q = Var(q, UNIT_OPEN, (R_(1, 100), R_(1, 10), R_(1, 3)))
 V_delta = Var(delta, POS, (R_(1, 2), sp.Integer(1), sp.Integer(50)))
 V_n = Var(n, INT(1), (sp.Integer(8), sp.Integer(10), sp.Integer(40)))
 
+
+def _unit_open(x: sp.Symbol, values: tuple, name: str) -> Var:
+    """A variable in (0, 1), reparametrized as t/(1+t) with t > 0 for sympy."""
+    t = S(name, positive=True)
+    return Var(x, UNIT_OPEN, values, reparam=t / (1 + t))
+
+
+V_A = _unit_open(Av, (R_(1, 4),), "a")
+V_B = _unit_open(Bv, (R_(1, 2),), "b")
+
 PAPER = "Hahn 2020 §5.1"
 EXTRACT = "Hahn 2020 §5 (extract)"
 SUPP = "Hahn 2020 supplement S1"
@@ -591,18 +601,8 @@ CLAIMS: tuple[Claim, ...] = (
         hypotheses=(fa <= fv,),
         conclusion=Av * (1 - Bv) * (1 - Av) ** fa >= Av * (1 - Bv) * (1 - Av) ** fv,
         parameters=(
-            Var(
-                Av,
-                UNIT_OPEN,
-                (R_(1, 4),),
-                reparam=S("a", positive=True) / (1 + S("a", positive=True)),
-            ),
-            Var(
-                Bv,
-                UNIT_OPEN,
-                (R_(1, 2),),
-                reparam=S("b", positive=True) / (1 + S("b", positive=True)),
-            ),
+            V_A,
+            V_B,
             Var(fv, POS, (sp.Integer(10),)),
             Var(fa, POS, (fv, fv / 2)),
         ),
@@ -636,24 +636,9 @@ CLAIMS: tuple[Claim, ...] = (
             sp.Eq(((1 - p) ** (eta * C / c**2)) ** k, (1 - p) ** (k * eta * C / c**2)),
         ),
         parameters=(
-            Var(
-                Av,
-                UNIT_OPEN,
-                (R_(1, 4),),
-                reparam=S("a", positive=True) / (1 + S("a", positive=True)),
-            ),
-            Var(
-                Bv,
-                UNIT_OPEN,
-                (R_(1, 2),),
-                reparam=S("b", positive=True) / (1 + S("b", positive=True)),
-            ),
-            Var(
-                p,
-                UNIT_OPEN,
-                (R_(1, 8),),
-                reparam=S("w", positive=True) / (1 + S("w", positive=True)),
-            ),
+            V_A,
+            V_B,
+            _unit_open(p, (R_(1, 8),), "w"),
             Var(fv, POS, (sp.Integer(10),)),
             V_c,
             V_eta,
@@ -753,12 +738,7 @@ CLAIMS: tuple[Claim, ...] = (
                 (R_(1, 10**6),),
                 reparam=S("aa", positive=True) / (1 + S("aa", positive=True)),
             ),
-            Var(
-                Bv,
-                UNIT_OPEN,
-                (R_(1, 2),),
-                reparam=S("b", positive=True) / (1 + S("b", positive=True)),
-            ),
+            V_B,
             Var(G, POS, (sp.Integer(4),)),
             Var(n, INT(1), (sp.Integer(100),)),
         ),
