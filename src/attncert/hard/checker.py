@@ -136,7 +136,7 @@ def check(cert: Certificate, model: Model) -> CheckReport:
         try:
             step = collapse_layer(model, ell, tables, rho, max_deps=cert.max_deps)
         except CollapseError as err:
-            return reject("dependency_sets", f"layer {ell}", err.message)
+            return reject("dependency_sets", "collapse", err.message)
         for j, table in enumerate(step.tables):
             extra = set(table.deps) - set(claimed[j])
             if extra:

@@ -25,7 +25,7 @@ from attncert.proofcheck.kinds import get_kind
 from attncert.proofcheck.manifest import MANIFEST, load_manifest, sha256_file
 from attncert.proofcheck.tree import INDEX, INDEX_FORMAT, check_artifact, find_artifacts
 
-__all__ = ["main", "regenerate", "write_index"]
+__all__ = ["add_artifact", "main", "regenerate", "write_index"]
 
 
 def _generate_one(root: Path, spec: ArtifactSpec) -> Path:
@@ -104,6 +104,19 @@ def regenerate(
         written.append(_generate_one(root, spec))
     write_index(root)
     return written, skipped
+
+
+def add_artifact(proofs_dir: str | os.PathLike[str], spec: ArtifactSpec) -> Path:
+    """Generate one artifact (e.g. for your own model: ``spec.model`` may be a
+    :class:`~attncert.model.Model`) under ``proofs_dir`` and update the index; the artifact
+    is checked before it replaces anything."""
+    root = Path(proofs_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    if get_kind(spec.kind) is None:
+        raise InputError(f"unknown artifact kind {spec.kind!r}", where=spec.path)
+    target = _generate_one(root, spec)
+    write_index(root)
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:

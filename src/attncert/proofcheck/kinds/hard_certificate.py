@@ -50,6 +50,11 @@ def _resolve_model(directory: Path, spec: Any) -> tuple[Any, ModelRef]:
     if isinstance(spec, str) and spec.startswith("zoo:"):
         model = zoo_model(spec[4:])
         return model, ModelRef(spec, model.digest, model.name)
+    from attncert.model.spec import Model
+
+    if isinstance(spec, Model):  # a user's own model: stored next to the certificate
+        save_model(spec, directory / MODEL_FILE)
+        return spec, ModelRef(MODEL_FILE, spec.digest, spec.name)
     if isinstance(spec, dict) and "random" in spec:
         model = random_model(**spec["random"])
         save_model(model, directory / MODEL_FILE)
