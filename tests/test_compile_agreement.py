@@ -34,6 +34,9 @@ def _exhaustive(name: str, regime: str, short: int, long: int):
 
 @pytest.mark.parametrize(("name", "regime"), CASES)
 def test_library_all_short_strings(name, regime):
+    """The constructions (Theorem 12, Theorem 13, Theorem 15, Theorem 16, Theorem 20,
+    Theorem 21; Corollary 17, Corollary 18, Corollary 22, Corollary 23) compute every
+    library formula on all short strings."""
     _exhaustive(name, regime, 8, 6)
 
 

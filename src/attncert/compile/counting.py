@@ -1,5 +1,5 @@
 """Counting terms, linear comparisons and numerical predicates on counts
-(Yang et al. Theorems 20, 21; Corollaries 22, 23), in three stages.
+(Yang et al. Theorem 20 and Theorem 21; Corollary 22 and Corollary 23), in three stages.
 
 1. **Mean** (exact): a uniform head (W_Q = W_K = 0) computes a fraction such as
    #←[φ]/i, |{j < i : φ}|/(i−1), #→[φ]/(n−i+1) (Yang & Chiang 2024).
