@@ -248,12 +248,12 @@ class LengthProver:
                 qerr = [_err_dot(r, errs, i) for r in hw.wq]
                 eta = _score_perturbation(Q, qerr, [K[j] for j in keys], [kerr[j] for j in keys])
                 q_const = all(E.is_const(t) for t in Q)
-                k_const = all(E.is_const(t) for j in keys for t in K[j])
-                if q_const:
-                    methods.add("key-options")
-                    out, st, grp = G.key_options_row(
+
+                def key_options(qv, i=i, keys=keys, hw=hw, eta=eta, cache=cache, K=K, V=V):
+                    """Decision list of this row for one query vector; ties are refused."""
+                    o, st, grp = G.key_options_row(
                         i,
-                        [t.const for t in Q],
+                        qv,
                         {j: K[j] for j in keys},
                         {j: V[j] for j in keys},
                         hw.kind,
@@ -263,6 +263,12 @@ class LengthProver:
                         raise PossibleTie(i, tuple(keys), f"{grp} keys share the maximum")
                     if st is not None and st.group > 1 and eta > 0:
                         raise Unsupported("tied group with perturbed scores")
+                    return o, st
+
+                k_const = all(E.is_const(t) for j in keys for t in K[j])
+                if q_const:
+                    methods.add("key-options")
+                    out, st = key_options([t.const for t in Q])
                     stairs = [st] if st is not None else []
                 elif k_const:
                     if any(e for j in keys for e in kerr[j]):
@@ -300,19 +306,7 @@ class LengthProver:
                     methods.add("key-options")
                     cases, stairs = [], []
                     for qasg in E.assignments(qats):
-                        qv = [E.ev(tq, qasg) for tq in Q]
-                        o, st, grp = G.key_options_row(
-                            i,
-                            qv,
-                            {j: K[j] for j in keys},
-                            {j: V[j] for j in keys},
-                            hw.kind,
-                            cache,
-                        )
-                        if self.strict_ties and grp > 1:
-                            raise PossibleTie(i, tuple(keys), f"{grp} keys share the maximum")
-                        if st is not None and st.group > 1 and eta > 0:
-                            raise Unsupported("tied group with perturbed scores")
+                        o, st = key_options([E.ev(tq, qasg) for tq in Q])
                         cases.append((qasg, o))
                         stairs.append(st)
                     dvv = len(cases[0][1])
