@@ -15,8 +15,9 @@ A string is accepted when the formula holds at its last position.
 * ``dyck1`` — Dyck-1 via the counting part of the Appendix-E program: no prefix
   has more ) than (, and the counts are equal. Dyck-k for k ≥ 2 needs the
   program's "nearest bracket at the same depth" step, which is not a formula of
-  K_t[#] (the paper conjectures Dyck-2 is not definable there); it is an
-  average-hard program for §5 instead.
+  K_t[#] (the paper conjectures Dyck-2 is not definable there); it is the
+  average-hard program ``dyck2``/``dyck3``/``dyck4`` of :mod:`attncert.compile.dyck`
+  (Theorem 26 makes it softmax; ``attncert compile dyck2 --library``).
 * ``first``, ``last``, ``previous-symbol`` (◁Q_1), ``since`` (Q_a S Q_b),
   ``until`` (Q_a U Q_b), ``square-count``, ``count-mixed``.
 """

@@ -4,9 +4,14 @@
     attncert compile "Q_a S Q_b" --regime unbounded --explain
     attncert compile "prev Q_1" --regime future-masked --json
     attncert compile parity --library --explain
+    attncert compile dyck2 --library --explain          # the Appendix-E program
 
 FORMULA is formula text (see ``attncert.logic.parser``) or, with ``--library``, the
-name of a library formula (its alphabet is used). The model records per head the
+name of a library formula (its alphabet is used) or of a library program: ``dyck2``,
+``dyck3``, ``dyck4`` build the Appendix-E program for Dyck-k as a uniform–tieless
+average-hard transformer and, by Theorem 26, its softmax simulation (unbounded
+encodings, β(N) ∝ log N checked on all inputs up to ``--max-len``; ``--average-hard``
+writes the program itself). The model records per head the
 hard-attention pattern, gap and temperature in its ``meta``.
 """
 
@@ -40,6 +45,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--library", action="store_true", help="FORMULA names a library formula")
     p.add_argument("-o", "--output", help="write the model JSON here")
     p.add_argument(
+        "--max-len",
+        type=int,
+        default=4,
+        help="library programs: lengths on which Theorem 26's β(N) is certified (default 4)",
+    )
+    p.add_argument(
+        "--average-hard",
+        action="store_true",
+        help="library programs: write the average-hard program, not its softmax simulation",
+    )
+    p.add_argument(
         "--explain",
         action="store_true",
         help="print layers, heads, encodings and the designated output coordinate",
@@ -50,10 +66,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from attncert.compile import compile_formula, explain
+    from attncert.compile.dyck import PROGRAMS
     from attncert.logic import library_formula, parse
     from attncert.model import save_model
 
+    if args.library and args.formula in PROGRAMS:
+        return _program(args)
     if args.library:
+        from attncert.errors import InputError
+        from attncert.logic.library import LIBRARY_NAMES
+
+        if args.formula not in LIBRARY_NAMES:
+            raise InputError(
+                f"no library formula or program {args.formula!r}",
+                where="FORMULA",
+                expected="one of " + ", ".join((*LIBRARY_NAMES, *PROGRAMS)),
+            )
         nf = library_formula(args.formula)
         formula, alphabet, name = nf.formula, args.alphabet or nf.alphabet, nf.name
     else:
@@ -88,6 +116,56 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(
             f"compiled {meta['formula']!r} [{meta['regime']}]: {model.num_layers} layers, "
+            f"{len(meta['heads'])} heads, d = {model.d}; output coordinate "
+            f"{meta['readout']['coord']}"
+        )
+    if args.output:
+        print(f"wrote {args.output}")
+    return 0
+
+
+def _program(args: argparse.Namespace) -> int:
+    from attncert.compile import explain
+    from attncert.compile.dyck import program_model
+    from attncert.errors import ParameterError, UnsupportedError
+    from attncert.model import save_model
+
+    if args.regime not in ("temperature", "unbounded"):
+        raise UnsupportedError(
+            f"library program {args.formula!r} in the {args.regime!r} regime",
+            where="--regime",
+            expected="the default: the program uses unbounded encodings (n·i, n·i², …) and "
+            "Theorem 26's temperature",
+        )
+    if not 1 <= args.max_len <= 6:
+        raise ParameterError(f"--max-len {args.max_len}", where="--max-len", expected="1…6")
+    model = program_model(args.formula, soft=not args.average_hard, max_len=args.max_len)
+    if args.output:
+        save_model(model, args.output)
+    meta = model.meta
+    if args.json:
+        print_json(
+            {
+                "program": meta["program"],
+                "alphabet": meta["alphabet"],
+                "bos": meta["bos"],
+                "d": model.d,
+                "layers": model.num_layers,
+                "output": args.output,
+                "digest": model.digest,
+                "readout": meta["readout"],
+                "outputs": meta["outputs"],
+                "heads": meta["heads"],
+                "tieless": meta.get("tieless"),
+            }
+        )
+        return 0
+    if args.explain:
+        print(explain(model))
+    else:
+        kind = "average-hard" if args.average_hard else "softmax (Theorem 26)"
+        print(
+            f"built {meta['program']} [{kind}]: {model.num_layers} layers, "
             f"{len(meta['heads'])} heads, d = {model.d}; output coordinate "
             f"{meta['readout']['coord']}"
         )
