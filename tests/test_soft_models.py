@@ -57,7 +57,9 @@ def test_soft_parity_logit_is_exactly_minus_one_to_the_k_over_n_squared():
 def test_soft_parity_gap_decays_like_one_over_n_squared():
     """Measured max |Δlogit| is 2/(n+2)² (exhaustive at n = 8; search for larger n);
     fitted exponent over n = 64…1024 within −2 ± 0.05.  (Lemma 5 only says O(1/n);
-    this construction — like Chiang & Cholak's before layer norm — has gap Θ(1/n²).)"""
+    this construction — like Chiang & Cholak's before layer norm — has gap Θ(1/n²), the
+    best possible rate without layer norm: Proposition (PARITY rate), docs/parity-rate.md,
+    tests/test_soft_parity_rate.py.)"""
     assert exhaustive_sensitivity(soft_parity(), 8).value == pytest.approx(2 / 100, rel=1e-12)
     ns = [64, 128, 256, 512, 1024]
     prof = sensitivity_profile(soft_parity(), ns, seed=0, restarts=1, candidates=4)

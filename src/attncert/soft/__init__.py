@@ -10,6 +10,9 @@
   Σ|â − â′|·‖y′‖ next to the original right-hand side, on real models;
 * :mod:`attncert.soft.crossentropy` — Theorem 6: next-symbol cross-entropy on the
   PARITY automaton and 2-Dyck PCFG distributions against chance and optimum;
+* :mod:`attncert.soft.parity_rate` — Proposition (PARITY rate): along the
+  one-residue-class family the second differences pin a soft PARITY transformer's
+  gap at O(1/n²) (rigorous constant for one layer; ``docs/parity-rate.md``);
 * :mod:`attncert.soft.models` — an exact soft PARITY transformer (zoo
   ``soft_parity``) and a small trained PARITY next-symbol model (zoo
   ``soft_parity_lm``).
