@@ -26,8 +26,9 @@ def attention_heatmaps(model: Model, strings: Sequence[str], layer: int, head: i
         ax = fig.add_subplot(1, len(strings), k + 1)
         wts = forward(model, [w]).layers[layer].weights[0, head]
         ax.imshow(wts, vmin=0, vmax=1, cmap="viridis")
-        ax.set_xticks(range(len(w)), list(w))
-        ax.set_yticks(range(len(w)), list(w))
+        labels = [a for a in (model.bos, *w, model.eos) if a is not None]
+        ax.set_xticks(range(len(labels)), labels)
+        ax.set_yticks(range(len(labels)), labels)
         ax.set_title(f"{w!r}", fontsize=9)
         ax.set_xlabel("key j")
         if k == 0:
