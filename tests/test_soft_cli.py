@@ -38,3 +38,27 @@ def test_bad_input_exits_2(capsys):
     assert main(["sensitivity", "zoo:soft_parity", "--n", "8,x"]) == 2
     assert "comma-separated" in capsys.readouterr().err
     assert main(["sensitivity", "missing.json", "--n", "8"]) == 2
+
+
+def test_parity_rate_option(tmp_path, capsys):
+    """--parity-rate: exact family margins 1/N² for soft_parity (3 layers: the rigorous
+    bound is refused, naming why); a one-layer softmax model gets the rigorous C, which
+    bounds its measured second-difference mass."""
+    from attncert.model import random_model, save_model
+
+    assert main(["sensitivity", "zoo:soft_parity", "--n", "8,16", "--parity-rate", "--json"]) == 0
+    rate = json.loads(capsys.readouterr().out)["parity_rate"]
+    for r in rate["rows"]:
+        assert r["exact"] and r["sign_correct"]
+        assert abs(r["margin"] - 1 / (r["n"] + 2) ** 2) < 1e-15
+    assert not rate["one_layer"]["applies"] and "3 layers" in rate["one_layer"]["reason"]
+    path = tmp_path / "m.json"
+    m = random_model(1, 1, 4, kind="softmax", seed=1)
+    save_model(m, path)
+    assert main(["sensitivity", str(path), "--n", "8,32", "--parity-rate", "--json"]) == 0
+    rate = json.loads(capsys.readouterr().out)["parity_rate"]
+    assert rate["one_layer"]["applies"]
+    for r in rate["rows"]:
+        assert r["mass"] * m.n_tokens(r["n"]) <= rate["one_layer"]["C"]
+    assert main(["sensitivity", "zoo:soft_parity", "--n", "8", "--parity-rate"]) == 0
+    assert "n·mass" in capsys.readouterr().out

@@ -258,6 +258,8 @@ def dyck_program_model(
         "compiler": "attncert.compile.dyck",
         "version": PROGRAM_VERSION,
         "program": f"Appendix E program for {text}",
+        "description": f"Appendix-E program for {text} (uniform–tieless, gap 1)",
+        "language": f"dyck{len(pr)}" if pr == DEFAULT_BRACKETS[: len(pr)] else text,
         "pairs": list(pr),
         "alphabet": "".join(a for a in alphabet if a != BOS),
         "bos": BOS,

@@ -7,6 +7,12 @@ published inequality for comparison); then the fitted decay exponent.
 
     attncert sensitivity zoo:soft_parity --n 16,64,256,1024 --plot out.png
     attncert sensitivity model.json --n 8,32 --metric probability --json
+    attncert sensitivity zoo:soft_parity --n 16,64,256 --parity-rate
+
+``--parity-rate`` adds Proposition (PARITY rate) (``docs/parity-rate.md``): the accept
+logit along the one-residue-class family, its margin and second-difference mass per n
+(exact where the model allows), and for one-layer models the rigorous constant C with
+mass ≤ C/N, so margin ≤ C/(4(K−1)N) = O(1/n²) for any model of this shape.
 
 Exit status 0; 2 for bad input.  A model outside Lemma 5 (hard or masked
 attention, temperature growing with n, unbounded positional encodings) is still
@@ -63,6 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="operator-norm bound used for the constants",
     )
     p.add_argument("--plot", metavar="PNG", help="write a log-log plot")
+    p.add_argument(
+        "--parity-rate",
+        action="store_true",
+        help="also the PARITY-rate family profile (binary models; docs/parity-rate.md)",
+    )
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -84,10 +95,48 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.plot:
         plot_sensitivity(report, args.plot)
+    rate = _parity_rate(model, ns) if args.parity_rate else None
     if args.json:
-        print_json(report.as_dict())
+        out = report.as_dict()
+        if rate is not None:
+            out["parity_rate"] = rate
+        print_json(out)
     else:
         print(format_table(report))
+        if rate is not None:
+            print()
+            print(rate["table_text"])
+            print(rate["one_layer"]["text"])
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0
+
+
+def _parity_rate(model, ns: list[int]) -> dict:
+    """Proposition (PARITY rate) for the CLI: the rate table and, where it applies, the
+    rigorous one-layer constant."""
+    from attncert.errors import ParameterError, UnsupportedError
+    from attncert.soft.parity_rate import format_rate_table, one_layer_mass_bound, rate_table
+
+    table = rate_table(model, ns)
+    try:
+        b = one_layer_mass_bound(model)
+    except (UnsupportedError, ParameterError) as err:
+        one = {"applies": False, "reason": str(err), "text": f"one-layer bound: n/a ({err})"}
+    else:
+        c = float(b.C)
+        one = {
+            "applies": True,
+            "C": c,
+            "rho": float(b.rho),
+            "text": f"one-layer bound (rigorous): mass ≤ C/N with C = {c:.6g}, so any "
+            "sign-correct model of this shape has margin ≤ C/(4(K−1)N) = O(1/n²)",
+        }
+    return {
+        "residue": table.residue,
+        "rows": [dict(vars(r)) for r in table.rows],
+        "margin_exponent": table.margin_exponent,
+        "mass_exponent": table.mass_exponent,
+        "table_text": format_rate_table(table),
+        "one_layer": one,
+    }
