@@ -14,7 +14,9 @@ from attncert.cli.main import main as cli
 from attncert.compile import explain
 from attncert.compile.dyck import (
     BOS,
+    analytic_report,
     appendix_e_program,
+    certify_lengths,
     dyck_program_model,
     dyck_soft_model,
     program_model,
@@ -152,6 +154,31 @@ def test_program_model_is_uniform_tieless_with_gap_one(hard):
         assert r.margin == pytest.approx(0.5)
 
 
+def test_analytic_facts_match_the_exact_reports(hard):
+    """The facts Theorem 26 uses beyond the enumerated lengths (gap ≥ 1 per head, activation
+    bound N³, margin ½) are implied by the exact reports wherever both exist."""
+    uniform = {(0, 0), (0, 1), (0, 2)}
+    for r in check_uniform_tieless(hard, 5).lengths:
+        a = analytic_report(hard, r.n)
+        assert a.activation_bound == r.activation_bound and a.margin == r.margin
+        for key, gap in r.gaps.items():
+            if key in uniform:
+                assert gap is None and a.gaps[key] is None
+            else:  # None: never two visible keys at this length (no error at all)
+                assert a.gaps[key] == 1 and (gap is None or gap >= 1)
+
+
+def test_a_constant_temperature_is_certified_only_up_to_a_length(hard):
+    """The length-by-length certification is not vacuous: a constant β = 30 is certified
+    for n ≤ 11 and refused at n = 12 (the gap stays 1 but the activation bound N³ and the
+    N−1 competitors grow), while Theorem 26's fitted β(N) ≈ 20.6·log N covers n ≤ 4096."""
+    assert certify_lengths(hard, Temperature(30.0), range(1, 12)) < 0.5
+    with pytest.raises(ParameterError, match=r"β\(N\) = 30.0 does not certify length 12 "):
+        certify_lengths(hard, Temperature(30.0), range(1, 4097))
+    fitted = Temperature(20.59375, log_power=1.0)
+    assert certify_lengths(hard, fitted, range(5, 4097)) < 1e-6
+
+
 def _replace_head(model: Model, layer: int, head: int, **changes) -> Model:
     layers = list(model.layers)
     heads = list(layers[layer].heads)
@@ -189,7 +216,8 @@ def test_swapped_bracket_types_are_caught(hard):
 
 def test_soft_model_temperature_and_records(soft):
     tl = soft.meta["tieless"]
-    assert tl["valid_for"].startswith("input lengths 1..4")
+    assert tl["valid_for"].startswith("input lengths 1..1024: 1..4 checked exactly")
+    assert tl["analytic"]["lengths"] == [5, 1024] and tl["analytic"]["max_error_bound"] < 1e-6
     assert all(h.temperature is not None for layer in soft.layers for h in layer.heads)
     per_n = tl["per_n"]
     assert [p["n"] for p in per_n] == [1, 2, 3, 4]

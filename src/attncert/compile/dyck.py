@@ -32,22 +32,35 @@ exactly on all short inputs):
 5. first error at j ≤ i: scores N(err1_j + err2_j) − j, reading err1 + err2 there;
    FFN: okᵢ and outᵢ = ReLU([Lᵢ = Rᵢ] − errors seen).
 
-:func:`dyck_soft_model` applies Theorem 26 (β(N) from the exact gaps and activation
-bounds on all inputs up to a length). Zoo: ``dyck2_program`` (average-hard),
-``dyck2_program_soft`` (softmax).
+:func:`dyck_soft_model` applies Theorem 26: β(N) ≈ 20.6·log N fitted to the exact gaps
+and activation bounds of every input up to a short length, then certified length by
+length up to ``certify_to`` (default 1024) from the construction's facts — gap ≥ 1,
+activations ≤ N³, margin ½ (:func:`analytic_report`, :func:`certify_lengths`). Zoo:
+``dyck2_program`` (average-hard), ``dyck2_program_soft`` (softmax).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
+
+from flint import arb
 
 from attncert.compile.builder import HeadSpec
 from attncert.compile.compiler import FormulaCompiler, temperature_record
 from attncert.compile.regime import Regime
-from attncert.compile.tieless import SoftSimulation, soft_simulation, to_average_hard
-from attncert.errors import InputError
+from attncert.compile.tieless import (
+    LengthReport,
+    SoftSimulation,
+    error_bound,
+    layer_norms,
+    soft_simulation,
+    to_average_hard,
+    uniform_heads,
+)
+from attncert.errors import InputError, ParameterError
 from attncert.languages.dyck import DEFAULT_BRACKETS, Dyck
 from attncert.logic import syntax as s
 from attncert.model.spec import Mask, Model, Temperature
@@ -287,17 +300,78 @@ def _any_of(symbols: list[str]) -> s.Formula:
     return f
 
 
+def analytic_report(model: Model, n: int) -> LengthReport:
+    """Theorem 26's per-length inputs for :func:`dyck_program_model` at length ``n``, from
+    the construction instead of enumeration: every non-uniform head has gap ≥ 1 (integer
+    scores, unique maximum — the head records prove it), every hard activation is at most
+    N³ in absolute value (the largest entries are the encodings n·i² and the looked-up
+    N·d² with d ≤ N − 1; every coordinate is written once), and the margin is exactly ½
+    (outᵢ ∈ {0, 1}, logit = out − ½). ``tests/test_compile_dyck.py`` checks these facts
+    against the exact reports of :func:`check_uniform_tieless` on all short inputs."""
+    uni = set(uniform_heads(model))
+    gaps = {
+        (li, hi): None if (li, hi) in uni else Fraction(1)
+        for li, layer in enumerate(model.layers)
+        for hi in range(len(layer.heads))
+    }
+    big_n = model.n_tokens(n)
+    return LengthReport(n, 0, gaps, Fraction(big_n**3), Fraction(1, 2))
+
+
+def certify_lengths(hard: Model, temperature: Temperature, lengths: range) -> float:
+    """Theorem 26 at each length of ``lengths`` without enumerating inputs: the arb error
+    bound (:func:`attncert.compile.tieless.error_bound`) at β = temperature(N), with
+    :func:`analytic_report`'s gap/activation/margin facts, must stay below the margin ½
+    (so every softmax decision equals the program's). Returns the largest bound (upper
+    endpoint); raises :class:`ParameterError` naming the first length that fails."""
+    worst = arb(0)
+    norms = layer_norms(hard)
+    limit = arb(1) / 2  # margin / ‖readout‖₁
+    for n in lengths:
+        err = error_bound(hard, analytic_report(hard, n), temperature(hard.n_tokens(n)), norms)
+        if err is None or not err < limit:
+            raise ParameterError(
+                f"β(N) = {temperature} does not certify length {n} "
+                f"(error bound {'reaches a gap' if err is None else err.upper()} ≥ margin ½)",
+                where="temperature",
+                expected=f"lengths < {n}, or a larger β(N)",
+            )
+        worst = max(worst, err.upper())
+    return float(worst)
+
+
 def dyck_soft_model(
     k: int | None = 2,
     *,
     pairs: tuple[str, ...] | None = None,
     max_len: int = 4,
+    certify_to: int = 1024,
     name: str | None = None,
 ) -> SoftSimulation:
     """Theorem 26 on :func:`dyck_program_model`: softmax heads with β(N) fitted to the
-    exact gaps and activation bounds of every input of length ≤ ``max_len`` (the
-    guarantee covers those lengths; ``meta['tieless']`` records them)."""
-    return soft_simulation(dyck_program_model(k, pairs=pairs, name=name), max_len)
+    exact gaps and activation bounds of every input of length ≤ ``max_len``; then, for
+    every length max_len < n ≤ ``certify_to``, the certified error bound (arb) at that
+    β(N) with the construction's gap/activation/margin facts (:func:`analytic_report`)
+    must stay below the margin, else :class:`ParameterError`. ``meta['tieless']`` records
+    both ranges and what each rests on."""
+    hard = dyck_program_model(k, pairs=pairs, name=name)
+    sim = soft_simulation(hard, max_len)
+    worst = certify_lengths(hard, sim.temperature, range(max_len + 1, certify_to + 1))
+    meta = dict(sim.model.meta)
+    tl = dict(meta["tieless"])
+    if certify_to > max_len:
+        tl["valid_for"] = (
+            f"input lengths 1..{certify_to}: 1..{max_len} checked exactly on every string; "
+            f"{max_len + 1}..{certify_to} from the construction's proven facts (gap ≥ 1, "
+            "activations ≤ N³, margin ½) with the arb error bound at each length"
+        )
+        tl["analytic"] = {
+            "lengths": [max_len + 1, certify_to],
+            "facts": "gap ≥ 1, activation bound N^3, margin 1/2 (attncert.compile.dyck)",
+            "max_error_bound": worst,
+        }
+    meta["tieless"] = tl
+    return dataclasses.replace(sim, model=dataclasses.replace(sim.model, meta=meta))
 
 
 #: Library programs (``attncert compile NAME --library``): Dyck-k for k = 2, 3, 4.
@@ -320,7 +394,9 @@ register("dyck2_program_soft", lambda: dyck_soft_model(2, name="dyck2_program").
 __all__ = [
     "PROGRAMS",
     "ProgramTrace",
+    "analytic_report",
     "appendix_e_program",
+    "certify_lengths",
     "dyck_program_model",
     "dyck_soft_model",
     "program_model",

@@ -235,7 +235,7 @@ class _LayerNorms:
     residual: bool
 
 
-def _layer_norms(model: Model) -> tuple[_LayerNorms, ...]:
+def layer_norms(model: Model) -> tuple[_LayerNorms, ...]:
     ew = exact_weights(model)
     uni = set(uniform_heads(model))
     out = []
@@ -255,12 +255,15 @@ def _layer_norms(model: Model) -> tuple[_LayerNorms, ...]:
     return tuple(out)
 
 
+_layer_norms = layer_norms  # the former private name
+
+
 def error_bound(
     model: Model, rep: LengthReport, beta: float, norms: tuple[_LayerNorms, ...] | None = None
 ) -> arb | None:
     """Certified bound (arb ball; use ``.upper()``) on max |soft − hard| activation at length
     ``rep.n`` with inverse temperature ``beta``; None if some score error reaches its gap."""
-    norms = norms or _layer_norms(model)
+    norms = norms or layer_norms(model)
     y = _arb(rep.activation_bound)
     n_tok = model.n_tokens(rep.n)
     b = _arb(beta)
@@ -295,7 +298,7 @@ def required_beta(
 ) -> tuple[float, arb]:
     """Smallest β (to within 1%) whose certified error keeps every decision (‖w‖₁·err <
     margin) and, if given, err ≤ eps. Returns (β, certified error)."""
-    norms = norms or _layer_norms(model)
+    norms = norms or layer_norms(model)
     w1 = _arb(sum(abs(Fraction(float(v))) for v in model.readout.weight))
     if rep.margin == 0:
         raise ParameterError(
@@ -367,7 +370,7 @@ def soft_simulation(
             where="model",
             expected="a uniform–tieless average-hard transformer",
         )
-    norms = _layer_norms(hard)
+    norms = layer_norms(hard)
     per_n = []
     for rep in report.lengths:
         beta, err = required_beta(hard, rep, eps, norms)
