@@ -255,9 +255,6 @@ def layer_norms(model: Model) -> tuple[_LayerNorms, ...]:
     return tuple(out)
 
 
-_layer_norms = layer_norms  # the former private name
-
-
 def error_bound(
     model: Model, rep: LengthReport, beta: float, norms: tuple[_LayerNorms, ...] | None = None
 ) -> arb | None:

@@ -179,4 +179,18 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         {"regime": "temperature", "alphabet": "01", "max_len": 12, "cross_check": 8},
         formula="ODD(#<[Q_1])",
     ),
+    ArtifactSpec(
+        "yang2024/theorem26/dyck2-program",
+        "tieless_simulation",
+        Exhibits(
+            _YANG,
+            ("Theorem 26",),
+            "The softmax transformer with β(N) = 20.59375·log N (N = n + 1 tokens with BOS) "
+            "decides Dyck-2 exactly on all inputs of length n ≤ 4, because the Appendix-E "
+            "average-hard program is uniform–tieless with gap 1 and the certified error stays "
+            "below the margin.",
+        ),
+        {"language": "dyck2", "max_len": 4, "soft_model": "zoo:dyck2_program_soft"},
+        model="zoo:dyck2_program",
+    ),
 )

@@ -8,7 +8,9 @@ by re-running the search. Built-in kinds:
   re-verified by :func:`attncert.hard.checker.check` (:mod:`.hard_certificate`);
 - ``lll_report`` — Lemma 4's LLL claims and constants k, N, re-verified with exact/arb
   arithmetic and the claim checker (:mod:`.lll_report`);
-- ``constants_report`` — Theorem 1's constant chain (:mod:`.constants_report`).
+- ``constants_report`` — Theorem 1's constant chain (:mod:`.constants_report`);
+- ``tieless_simulation`` — Yang et al. Theorem 26: a uniform–tieless average-hard model and
+  its softmax simulation decide a language up to length N (:mod:`.tieless_simulation`).
 
 Adding a kind: write ``attncert/proofcheck/kinds/<name>.py`` defining ``KIND =
 ArtifactKind(...)`` and add ``<name>`` to :data:`BUILTIN` (or call :func:`register` from
@@ -40,7 +42,14 @@ __all__ = [
     "register",
 ]
 
-BUILTIN = ("hard_certificate", "lll_report", "constants_report", "lemma5", "z3_agreement")
+BUILTIN = (
+    "hard_certificate",
+    "lll_report",
+    "constants_report",
+    "lemma5",
+    "z3_agreement",
+    "tieless_simulation",
+)
 
 
 @dataclass(frozen=True)
