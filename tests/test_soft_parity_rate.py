@@ -274,3 +274,55 @@ def test_bound_is_monotone_evidence_not_vacuous():
     )
     assert measured <= float(b.C) <= 1e4 * measured
     assert b.rho > 1 and mpmath.isfinite(b.C)
+
+
+# ----- Lemmas A1 and A2 of docs/parity-rate.md (the all-depths proof) ------------------------
+
+
+def _random_sequences(seed: int, count: int = 300):
+    """Exact rational sequences of mixed shapes: random walks with drift, zigzags around 0,
+    smooth-plus-zigzag, and sequences that touch 0 exactly."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    for c in range(count):
+        length = int(rng.integers(2, 40))
+        kind = c % 4
+        if kind == 0:
+            steps = rng.integers(-5, 6, size=length)
+            seq = np.cumsum(steps) + int(rng.integers(-10, 10))
+        elif kind == 1:
+            seq = (-1) ** np.arange(length) * rng.integers(0, 4, size=length)
+        elif kind == 2:
+            seq = np.arange(length) * int(rng.integers(-3, 4)) + 7 * (-1) ** np.arange(length)
+            seq = seq - int(np.median(seq))
+        else:
+            seq = rng.integers(-2, 3, size=length)
+        yield [Fraction(int(v), int(rng.integers(1, 5))) for v in seq]
+
+
+def test_lemma_a1_crossing_mass_is_at_most_m_plus_v():
+    from attncert.soft.parity_rate import crossing_mass, max_step, second_difference_mass
+
+    tight = 0
+    for h in _random_sequences(0):
+        cm, m, v = crossing_mass(h), second_difference_mass(h), max_step(h)
+        assert cm <= m + v, h
+        tight += cm == m + v and cm > 0
+    assert tight > 0  # the bound is attained (e.g. a single crossing, M = 0)
+
+
+def test_lemma_a2_relu_keeps_the_mass_small():
+    from fractions import Fraction
+
+    from attncert.soft.parity_rate import max_step, second_difference_mass
+
+    worst = Fraction(0)
+    for h in _random_sequences(1):
+        r = [max(v, Fraction(0)) for v in h]
+        m, v = second_difference_mass(h), max_step(h)
+        assert max_step(r) <= v
+        assert second_difference_mass(r) <= 6 * m + 4 * v, h
+        if m + v:
+            worst = max(worst, second_difference_mass(r) / (6 * m + 4 * v))
+    assert worst > Fraction(1, 10)  # not vacuous on these sequences

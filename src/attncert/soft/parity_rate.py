@@ -27,7 +27,9 @@ are what pin the rate at 1/n².
   polynomials of degree ≤ 2 in i/N along the family): an explicit constant C with
   Σ_k |Δ²O(k)| ≤ C/N ≤ C/n for every n, computed from the exact weights in interval
   arithmetic (``docs/parity-rate.md`` has the proof).  For several layers the
-  kink-counting step is only sketched there.
+  document proves M = O(1/N) by a regularity invariant (Lemmas A1–A4: crossing mass,
+  ReLU, smooth maps, averages with flips) with constants that exist but are not
+  computed; :func:`crossing_mass` evaluates Lemma A1's quantity.
 * :func:`family_profile` / :func:`rate_table` measure O(k) along the family — in exact
   rational arithmetic when every head has an all-zero score matrix (then softmax is
   exactly the uniform average, e.g. ``soft_parity``) or every head is hard, in
@@ -192,6 +194,31 @@ def family_logits(model: Model, strings: Sequence[str]) -> tuple[tuple[Fraction,
     act = np.concatenate(acts)
     logits = act @ model.readout.weight + model.readout.bias
     return tuple(Fraction(float(v)) for v in logits), False
+
+
+# ----------------------------------------------------------------------------- lemmas A1, A2
+
+
+def second_difference_mass(seq: Sequence[Fraction]) -> Fraction:
+    """M(u) = Σ_k |u(k+2) − 2u(k+1) + u(k)| (exact)."""
+    return sum(
+        (abs(seq[k + 2] - 2 * seq[k + 1] + seq[k]) for k in range(len(seq) - 2)), Fraction(0)
+    )
+
+
+def max_step(seq: Sequence[Fraction]) -> Fraction:
+    """V(u) = max_k |u(k+1) − u(k)| (exact; 0 for fewer than two terms)."""
+    return max((abs(seq[k + 1] - seq[k]) for k in range(len(seq) - 1)), default=Fraction(0))
+
+
+def crossing_mass(seq: Sequence[Fraction]) -> Fraction:
+    """Σ |Δh(c)| over the crossing steps c ([h(c) > 0] ≠ [h(c+1) > 0]) — Lemma A1 of
+    ``docs/parity-rate.md`` bounds it by M(h) + V(h), which is what lets ReLU layers keep
+    M = O(1/N) at every depth (Lemma A2: M(ReLU∘h) ≤ 6M(h) + 4V(h))."""
+    return sum(
+        (abs(seq[k + 1] - seq[k]) for k in range(len(seq) - 1) if (seq[k] > 0) != (seq[k + 1] > 0)),
+        Fraction(0),
+    )
 
 
 # ----------------------------------------------------------------------------- profile
@@ -428,7 +455,8 @@ def _check_one_layer(model: Model) -> tuple[object, dict[int, int]]:
     if len(model.layers) != 1:
         raise UnsupportedError(
             f"model has {len(model.layers)} layers; the rigorous mass bound covers one layer "
-            "(for several layers the kink counting is only sketched in docs/parity-rate.md)",
+            "with an explicit constant (for several layers docs/parity-rate.md proves O(1/n) "
+            "without one)",
             where="layers",
             expected="exactly one layer",
         )
