@@ -22,6 +22,7 @@ from attncert.compile.dyck import (
     program_model,
 )
 from attncert.compile.tieless import check_uniform_tieless, soft_simulation
+from attncert.compile.variants import with_temperature
 from attncert.errors import InputError, ParameterError
 from attncert.languages import Dyck
 from attncert.model import forward, forward_exact, load_model, save_model, zoo_model, zoo_names
@@ -267,18 +268,6 @@ def test_soft_model_on_sampled_strings_up_to_200(soft):
         assert np.all(np.abs(tr.logits - np.where(truth, 0.5, -0.5)) < 0.25)
 
 
-def _with_temperature(model: Model, temp: Temperature) -> Model:
-    layers = tuple(
-        Layer(
-            tuple(dataclasses.replace(h, temperature=temp) for h in layer.heads),
-            layer.ffn,
-            layer.residual,
-        )
-        for layer in model.layers
-    )
-    return dataclasses.replace(model, layers=layers)
-
-
 def test_too_low_temperature_fails_first_at_length_4(soft):
     """β = 1 instead of Theorem 26's ≈ 20.6·log N: the error of the count lookups reaches the
     depth comparisons, and the first misjudged strings have length 4 (all strings of
@@ -291,10 +280,10 @@ def test_too_low_temperature_fails_first_at_length_4(soft):
         acc = forward(model, words).accept
         return [w for w, a in zip(words, acc, strict=True) if bool(a) != lang.contains(w)]
 
-    cold = _with_temperature(soft, Temperature(1.0))
+    cold = with_temperature(soft, Temperature(1.0))
     assert all(not wrong(cold, n) for n in (1, 2, 3))
     assert sorted(wrong(cold, 4)) == ["()[)", "([]]", "[())", "[](]"]
-    warm = _with_temperature(soft, Temperature(2.0))
+    warm = with_temperature(soft, Temperature(2.0))
     assert all(not wrong(warm, n) for n in range(1, 8))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -11,9 +10,10 @@ import sympy
 
 from attncert.compile import compile_formula, explain
 from attncert.compile.agreement import all_strings, disagreements
+from attncert.compile.variants import with_temperature
 from attncert.errors import SpecError, UnsupportedError
 from attncert.logic import LIBRARY, parse
-from attncert.model import Layer, load_model, save_model
+from attncert.model import load_model, save_model
 from attncert.model.spec import Mask, Temperature
 
 N, J = sympy.symbols("N j")
@@ -90,15 +90,6 @@ def test_unsupported_constructs_name_the_reason():
         compile_formula("true")
 
 
-def _with_temperature(model, layer: int, head: int, temp: Temperature):
-    layers = list(model.layers)
-    L = layers[layer]
-    heads = list(L.heads)
-    heads[head] = dataclasses.replace(heads[head], temperature=temp)
-    layers[layer] = Layer(tuple(heads), L.ffn, L.residual)
-    return dataclasses.replace(model, layers=tuple(layers))
-
-
 def _target_weight(score_expr: str, targets, beta: float, n: int) -> float:
     """Soft weight on the intended key for the worst query, from the recorded scores."""
     f = sympy.lambdify((J, N), _sym(score_expr))
@@ -124,7 +115,7 @@ def test_too_low_temperature_fails_where_the_gap_predicts():
     beta0 = 2.0
     low = m
     for r in recs:
-        low = _with_temperature(low, r["layer"], r["head"], Temperature(beta0))
+        low = with_temperature(low, Temperature(beta0), heads=[(r["layer"], r["head"])])
 
     def predicted_weight(n: int) -> float:
         even = _target_weight(recs[0]["scores"], lambda i: i - 1 if i % 2 else -1, beta0, n)
