@@ -65,10 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attncert.compile import compile_formula, explain
+    from attncert.compile import compile_formula
     from attncert.compile.dyck import PROGRAMS
     from attncert.logic import library_formula, parse
-    from attncert.model import save_model
 
     if args.library and args.formula in PROGRAMS:
         return _program(args)
@@ -92,43 +91,18 @@ def run(args: argparse.Namespace) -> int:
         alphabet=alphabet,
         name=None if name is None else f"{name} [{args.regime}]",
     )
-    if args.output:
-        save_model(model, args.output)
     meta = model.meta
-    if args.json:
-        print_json(
-            {
-                "formula": meta["formula"],
-                "regime": meta["regime"],
-                "alphabet": meta["alphabet"],
-                "d": model.d,
-                "layers": model.num_layers,
-                "output": args.output,
-                "digest": model.digest,
-                "readout": meta["readout"],
-                "nodes": meta["nodes"],
-                "heads": meta["heads"],
-            }
-        )
-        return 0
-    if args.explain:
-        print(explain(model))
-    else:
-        print(
-            f"compiled {meta['formula']!r} [{meta['regime']}]: {model.num_layers} layers, "
-            f"{len(meta['heads'])} heads, d = {model.d}; output coordinate "
-            f"{meta['readout']['coord']}"
-        )
-    if args.output:
-        print(f"wrote {args.output}")
-    return 0
+    return _report(
+        args,
+        model,
+        ("formula", "regime", "alphabet", "readout", "nodes", "heads"),
+        f"compiled {meta['formula']!r} [{meta['regime']}]",
+    )
 
 
 def _program(args: argparse.Namespace) -> int:
-    from attncert.compile import explain
     from attncert.compile.dyck import program_model
     from attncert.errors import ParameterError, UnsupportedError
-    from attncert.model import save_model
 
     if args.regime not in ("temperature", "unbounded"):
         raise UnsupportedError(
@@ -140,34 +114,42 @@ def _program(args: argparse.Namespace) -> int:
     if not 1 <= args.max_len <= 6:
         raise ParameterError(f"--max-len {args.max_len}", where="--max-len", expected="1…6")
     model = program_model(args.formula, soft=not args.average_hard, max_len=args.max_len)
+    kind = "average-hard" if args.average_hard else "softmax (Theorem 26)"
+    return _report(
+        args,
+        model,
+        ("program", "alphabet", "bos", "readout", "outputs", "heads", "tieless"),
+        f"built {model.meta['program']} [{kind}]",
+    )
+
+
+def _report(args: argparse.Namespace, model, fields: tuple[str, ...], headline: str) -> int:
+    """Save (``-o``), then print the JSON record (``--json``: the given meta ``fields`` plus
+    shape, output path and digest), the explanation (``--explain``) or a one-line summary."""
+    from attncert.compile import explain
+    from attncert.model import save_model
+
     if args.output:
         save_model(model, args.output)
     meta = model.meta
     if args.json:
-        print_json(
+        record = {key: meta.get(key) for key in fields}
+        record.update(
             {
-                "program": meta["program"],
-                "alphabet": meta["alphabet"],
-                "bos": meta["bos"],
                 "d": model.d,
                 "layers": model.num_layers,
                 "output": args.output,
                 "digest": model.digest,
-                "readout": meta["readout"],
-                "outputs": meta["outputs"],
-                "heads": meta["heads"],
-                "tieless": meta.get("tieless"),
             }
         )
+        print_json(record)
         return 0
     if args.explain:
         print(explain(model))
     else:
-        kind = "average-hard" if args.average_hard else "softmax (Theorem 26)"
         print(
-            f"built {meta['program']} [{kind}]: {model.num_layers} layers, "
-            f"{len(meta['heads'])} heads, d = {model.d}; output coordinate "
-            f"{meta['readout']['coord']}"
+            f"{headline}: {model.num_layers} layers, {len(meta['heads'])} heads, "
+            f"d = {model.d}; output coordinate {meta['readout']['coord']}"
         )
     if args.output:
         print(f"wrote {args.output}")
