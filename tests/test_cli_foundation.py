@@ -228,3 +228,19 @@ def test_real_entry_point_prints_no_traceback(tmp_path):
     assert proc.returncode == 0
     for command in ("info", "run", "zoo"):
         assert command in proc.stdout
+
+
+def test_broken_pipe_exits_quietly():
+    """`attncert … | head`: the reader closes the pipe early; no traceback, status 141."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attncert.cli.main", "zoo", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader goes away before anything is read
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err

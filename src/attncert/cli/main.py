@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("attncert: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `attncert … | head`: stop quietly, like other tools
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover
