@@ -86,6 +86,7 @@ def exact_weights(model: Model) -> ExactWeights:
     cached = _CACHE.get(model)
     if cached is not None:
         return cached
+    model.require_plain("exact rational evaluation")
     layers = []
     for layer in model.layers:
         heads = tuple(

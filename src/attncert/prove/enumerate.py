@@ -44,6 +44,7 @@ class _ArbModel:
     """Exact weights as arb (float64 values are exact) in sparse row form."""
 
     def __init__(self, model: Model):
+        model.require_plain("the interval enumerator of the z3 prover")
         self.model = model
 
         def rows(m):
