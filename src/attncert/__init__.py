@@ -17,6 +17,8 @@ _LAZY = {
     "save_model": "attncert.model",
     "forward": "attncert.model",
     "forward_exact": "attncert.model",
+    "forward_rigorous": "attncert.kernel.forward",
+    "harden": "attncert.model",
     "zoo_model": "attncert.model",
     "random_model": "attncert.model",
     "certify": "attncert.hard.pipeline",
