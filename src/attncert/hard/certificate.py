@@ -22,8 +22,16 @@ A certificate says, for one model (by content hash) and one input length n:
 ``trace``
     the untrusted proof trace (stages, invariants, timings); the checker ignores it.
 
-Versioned JSON (``format: "attncert-certificate"``, ``version: 1``). Positions in the
-file are 1-based like the paper; in memory they are 0-based input indices.
+``model.source`` (version 2)
+    where the model can be found again, so that ``attncert check cert.json`` needs no
+    other argument: ``{"zoo": NAME}``, ``{"path": PATH}`` (relative to the certificate's
+    folder if not absolute), or ``{"embedded": MODEL-DICT}``; ``"harden": KIND`` when
+    the certified model is the hardened version of that model. The checker always
+    compares the resolved model's content hash with ``model.sha256``.
+
+Versioned JSON (``format: "attncert-certificate"``, ``version: 2``; version-1 files,
+without ``model.source``, still load). Positions in the file are 1-based like the
+paper; in memory they are 0-based input indices.
 """
 
 from __future__ import annotations
@@ -40,7 +48,8 @@ from attncert.io import check_header, read_json, write_atomic
 from attncert.io import require as _field
 
 FORMAT = "attncert-certificate"
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class Certificate:
     misclassified: Misclassified | None = None
     note: str = ""
     trace: dict[str, Any] = field(default_factory=dict, compare=False)
+    model_source: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def final_restriction(self) -> Restriction:
@@ -84,8 +94,12 @@ class Certificate:
             }
         return {
             "format": FORMAT,
-            "version": VERSION,
-            "model": {"sha256": self.model_sha256, "name": self.model_name},
+            "version": VERSION if self.model_source is not None else 1,
+            "model": {
+                "sha256": self.model_sha256,
+                "name": self.model_name,
+                **({} if self.model_source is None else {"source": self.model_source}),
+            },
             "n": self.n,
             "alphabet": list(self.alphabet),
             "language": self.language,
@@ -123,7 +137,7 @@ def _positions(value: Any, where: str) -> tuple[int, ...]:
 
 def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate:
     """Parse a certificate dictionary; every error names the field."""
-    check_header(data, source, FORMAT, VERSION)
+    check_header(data, source, FORMAT, VERSIONS)
     model = _field(data, "model", source, dict)
     n = _field(data, "n", source, int)
     alphabet = tuple(_field(data, "alphabet", source, list))
@@ -184,7 +198,60 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate
         misclassified=misclassified,
         note=str(data.get("note", "")),
         trace=data.get("trace") or {},
+        model_source=_source(model.get("source"), f"{source}: model.source"),
     )
+
+
+def _source(value: Any, where: str) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise SpecError("expected an object", where=where)
+    kinds = [k for k in ("zoo", "path", "embedded") if k in value]
+    if len(kinds) != 1:
+        raise SpecError(
+            f"names {len(kinds)} model locations",
+            where=where,
+            expected="exactly one of zoo, path, embedded",
+        )
+    kind = kinds[0]
+    if kind in ("zoo", "path") and not isinstance(value[kind], str):
+        raise SpecError(f"{kind} must be a string", where=where)
+    if kind == "embedded" and not isinstance(value[kind], dict):
+        raise SpecError("embedded must be a model object", where=where)
+    harden = value.get("harden")
+    if harden is not None and harden not in ("leftmost", "rightmost", "average"):
+        raise SpecError(
+            f"harden {harden!r}", where=where, expected="leftmost, rightmost or average"
+        )
+    return dict(value)
+
+
+def resolve_model(cert: Certificate, cert_path: str | os.PathLike[str] | None = None):
+    """The model a certificate names in ``model.source`` (hardened if it says so), for a
+    standalone re-check. The caller still compares content hashes (the kernel does)."""
+    from attncert.model import harden, load_model, model_from_dict, zoo_model
+
+    src = cert.model_source
+    if src is None:
+        raise SpecError(
+            "the certificate does not say where its model is (a version-1 certificate)",
+            where="model.source",
+            expected="attncert check CERT MODEL",
+        )
+    if "zoo" in src:
+        model = zoo_model(src["zoo"])
+    elif "path" in src:
+        p = Path(src["path"])
+        if not p.is_absolute() and cert_path is not None:
+            near = Path(cert_path).parent / p
+            p = near if near.exists() else p
+        model = load_model(p)
+    else:
+        model = model_from_dict(src["embedded"], source="model.source.embedded")
+    if src.get("harden"):
+        model = harden(model, src["harden"])
+    return model
 
 
 def load_certificate(path: str | os.PathLike[str]) -> Certificate:

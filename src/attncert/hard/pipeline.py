@@ -223,11 +223,16 @@ def certify(
     options: Options | None = None,
     verify: bool = True,
     progress: Callable[[str], None] | None = None,
+    model_source: dict[str, Any] | None = None,
     **option_overrides: Any,
 ) -> Certificate:
     """Find and certify a restriction under which ``model``'s decision at length ``n``
     depends on few inputs (Theorem 1), and derive a misclassified pair for
-    ``language`` (Corollary 2). Raises if the certificate does not pass the checker."""
+    ``language`` (Corollary 2). Raises if the certificate does not pass the checker.
+
+    ``model_source`` says where the model can be found again (``{"zoo": NAME}``,
+    ``{"path": PATH}``, optionally with ``"harden"``); by default the model is embedded,
+    so the certificate can be re-checked on its own."""
     if not model.is_hard:
         raise UnsupportedError(
             "certify needs a hard-attention model (leftmost, rightmost or average heads)",
@@ -285,6 +290,7 @@ def certify(
         language=language,
         misclassified=misclassified,
         note=note,
+        model_source=model_source if model_source is not None else _embedded(model),
         trace={
             "method": options.method.value,
             "k": options.k,
@@ -371,6 +377,12 @@ def _search(
         "the certificate is refused, not guessed",
         expected="a model whose decisions are separated or structurally tied",
     )
+
+
+def _embedded(model: Model) -> dict[str, Any]:
+    from attncert.model.serialize import model_to_dict
+
+    return {"embedded": model_to_dict(model)}
 
 
 class CertificationFailed(InputError):
