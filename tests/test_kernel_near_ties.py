@@ -34,10 +34,7 @@ def near_tie_model(*, shift: float | None = None) -> Model:
     instead: LayerNorm maps both to the same vector, an exact tie that is not
     structural (different inputs), which no precision can decide."""
     e0 = np.array([1.0, 0.0, -1.0, A, -A, 0.0])
-    if shift is None:
-        e1 = np.array([1.0 + DELTA, 0.0, -1.0 - DELTA, -A, A, 0.0])
-    else:
-        e1 = e0 + shift
+    e1 = np.array([1.0 + DELTA, 0.0, -1.0 - DELTA, -A, A, 0.0]) if shift is None else e0 + shift
     bos = np.array([-1.0, 0.0, 1.0, 0.0, 0.0, 0.0])
     d = 6
     head = Head(

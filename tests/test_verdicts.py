@@ -29,7 +29,7 @@ def test_exit_codes_are_distinct_and_documented():
 
 
 def test_dyck2_program_is_outside_the_theorem_and_says_why():
-    cert, a = _verdict(zoo_model("dyck2_program"), 16, "dyck2")
+    _cert, a = _verdict(zoo_model("dyck2_program"), 16, "dyck2")
     assert a.verdict is Verdict.OUTSIDE_THEOREM
     text = " ".join(a.reasons)
     assert "average-hard heads" in text
