@@ -15,8 +15,8 @@ from itertools import product
 
 import numpy as np
 
+from attncert.certificates.hard import Certificate
 from attncert.errors import InputError
-from attncert.hard.certificate import Certificate
 from attncert.kernel.forward import decide
 from attncert.model.forward import forward
 from attncert.model.spec import Model

@@ -36,7 +36,6 @@ from attncert.arith.field import Matrix, Number, escalate, rows_of, to_floats
 from attncert.arith.filter import Enclosed, row_bounds, score_pairs
 from attncert.arith.positionwise import attention_inputs, finish_layer, projections, readout_terms
 from attncert.errors import AttncertError
-from attncert.hard.restriction import Restriction
 from attncert.hard.tables import (
     Evaluation,
     Table,
@@ -47,6 +46,7 @@ from attncert.hard.tables import (
     stack_values,
 )
 from attncert.model.spec import AttentionKind, Model
+from attncert.restriction import Restriction
 
 _CHUNK = 256
 

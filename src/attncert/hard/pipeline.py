@@ -22,13 +22,12 @@ from typing import Any
 from flint import ctx
 
 from attncert.arith.field import PRECISIONS, Field, NeedPrecision
+from attncert.certificates.hard import Certificate, Misclassified
 from attncert.errors import InputError, ParameterError, UnsupportedError
-from attncert.hard.certificate import Certificate, Misclassified
 from attncert.hard.checker import CheckReport, check
 from attncert.hard.collapse import CollapseError, collapse_layer
 from attncert.hard.corollary import separating_pair
 from attncert.hard.output import OutputError, OutputFunction, output_function
-from attncert.hard.restriction import Restriction
 from attncert.hard.search.backends import (
     Method,
     NoRestrictionFound,
@@ -42,6 +41,7 @@ from attncert.hard.stages import Invariant, stage1, stage2
 from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_table
 from attncert.kernel.forward import is_rational
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
 
 
 @dataclass(frozen=True)

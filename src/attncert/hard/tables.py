@@ -25,9 +25,9 @@ from flint import arb
 
 from attncert.arith.field import Field, Interner, Number, to_floats
 from attncert.arith.positionwise import ModelMaps, model_maps
-from attncert.hard.restriction import Restriction
 from attncert.kernel.forward import position_rows, word_rows
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
 
 Vector = tuple[Number, ...]
 

@@ -56,10 +56,10 @@ from attncert.arith.positionwise import (
     projections,
     readout_terms,
 )
-from attncert.hard.certificate import Certificate
-from attncert.hard.restriction import Restriction
+from attncert.certificates.hard import Certificate
 from attncert.kernel.forward import decide, is_rational, position_rows, word_rows
 from attncert.model.spec import AttentionKind, Model
+from attncert.restriction import Restriction
 
 
 @dataclass(frozen=True)

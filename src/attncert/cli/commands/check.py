@@ -43,10 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.is_dir():
-        from attncert.proofcheck.cli import run_tree
-
-        return run_tree(path, as_json=args.json)
-    from attncert.hard.certificate import load_certificate, resolve_model
+        return _check_tree(path, args.json)
+    from attncert.certificates.hard import load_certificate, resolve_model
     from attncert.hard.verdict import assess
     from attncert.kernel.hard import check
 
@@ -71,3 +69,21 @@ def run(args: argparse.Namespace) -> int:
         for r in assessment.reasons:
             print(f"  ! {r}")
     return assessment.verdict.exit_code
+
+
+def _check_tree(path: Path, as_json: bool) -> int:
+    """Re-verify every artifact of a proofs/ tree; print the table (or JSON)."""
+    import sys
+
+    from attncert.proofcheck.cli import render
+    from attncert.proofcheck.tree import check_tree
+
+    interactive = not as_json and sys.stderr.isatty()
+    report = check_tree(
+        path, progress=(lambda name: print(f"… {name}", file=sys.stderr)) if interactive else None
+    )
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        print(render(report))
+    return 0 if report.ok else 1
