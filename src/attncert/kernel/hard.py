@@ -103,6 +103,11 @@ class _Reject(Exception):
         self.failure = failure
 
 
+def _fail(claim: str, where: str, reason: str):
+    """Reject the certificate: ``claim`` failed at ``where`` because ``reason``."""
+    raise _Reject(Failure(claim, where, reason))
+
+
 def _fmt(positions) -> str:
     return "{" + ", ".join(str(u + 1) for u in sorted(positions)) + "}"
 
@@ -236,22 +241,18 @@ def _check_layer(
     for i, s in enumerate(claimed):
         bad = [u for u in s if not rho.is_free(u)]
         if bad:
-            raise _Reject(
-                Failure(
-                    "dependency_sets",
-                    f"layer {ell}, token position {i}",
-                    f"claims dependence on input {bad[0] + 1}, which ρ_{ell} fixes",
-                )
+            _fail(
+                "dependency_sets",
+                f"layer {ell}, token position {i}",
+                f"claims dependence on input {bad[0] + 1}, which ρ_{ell} fixes",
             )
         missing = set(tables[i].deps) - set(s)
         if missing:
-            raise _Reject(
-                Failure(
-                    "dependency_sets",
-                    f"layer {ell}, token position {i}",
-                    f"the activation's own input depends on input position(s) {_fmt(missing)} "
-                    f"not in the claimed set {_fmt(s)}",
-                )
+            _fail(
+                "dependency_sets",
+                f"layer {ell}, token position {i}",
+                f"the activation's own input depends on input position(s) {_fmt(missing)} "
+                f"not in the claimed set {_fmt(s)}",
             )
     # which positions' tables are determined by an assignment of S_i
     by_input: dict[int, list[int]] = {}
@@ -397,13 +398,11 @@ def _attend(
     und_pos = np.nonzero(visible & ~determined)[0]
     if not len(det_pos):
         m = int(und_pos[0])
-        raise _Reject(
-            Failure(
-                "dependency_sets",
-                where,
-                f"no key position is determined by the claimed set; position {m} "
-                f"depends on input(s) {_fmt(tables[m].deps)}",
-            )
+        _fail(
+            "dependency_sets",
+            where,
+            f"no key position is determined by the claimed set; position {m} "
+            f"depends on input(s) {_fmt(tables[m].deps)}",
         )
     det_vid = [tables[m].vid[_row_of(tables[m].deps, sym, base)] for m in det_pos.tolist()]
     sd = s[np.array(det_vid)]
@@ -448,15 +447,13 @@ def _attend(
             else:
                 loses = c < 0 or (c == 0 and m < b_pos)
             if not loses:
-                raise _Reject(
-                    Failure(
-                        "dependency_sets",
-                        where,
-                        f"token position {m}, whose activation depends on input(s) "
-                        f"{_fmt(tables[m].deps)} outside the claimed set, may be attended "
-                        f"(it can score {'above' if c > 0 else 'level with'} the best "
-                        f"determined key at position {b_pos})",
-                    )
+                _fail(
+                    "dependency_sets",
+                    where,
+                    f"token position {m}, whose activation depends on input(s) "
+                    f"{_fmt(tables[m].deps)} outside the claimed set, may be attended "
+                    f"(it can score {'above' if c > 0 else 'level with'} the best "
+                    f"determined key at position {b_pos})",
                 )
     return [det_vid[t] for t in winners]
 
@@ -492,13 +489,11 @@ def _decisions(
     if hi * inv + bias < 0:
         return (), [False]
     if len(deps) > cap:
-        raise _Reject(
-            Failure(
-                "output",
-                "readout",
-                f"the mean readout's sign is not fixed by the per-position ranges and may depend "
-                f"on {len(deps)} free inputs (more than {cap} to enumerate)",
-            )
+        _fail(
+            "output",
+            "readout",
+            f"the mean readout's sign is not fixed by the per-position ranges and may depend "
+            f"on {len(deps)} free inputs (more than {cap} to enumerate)",
         )
     out = []
     for combo in _assignments(deps, base):
@@ -570,42 +565,28 @@ def check(cert: Certificate, model: Model) -> CheckReport:
 
 def _check_identity(cert: Certificate, model: Model) -> None:
     if cert.model_sha256 != model.digest:
-        raise _Reject(
-            Failure(
-                "model",
-                "model.sha256",
-                f"certificate is for model {cert.model_sha256[:12]}…, this model hashes to "
-                f"{model.digest[:12]}… (a different or changed model)",
-            )
+        _fail(
+            "model",
+            "model.sha256",
+            f"certificate is for model {cert.model_sha256[:12]}…, this model hashes to "
+            f"{model.digest[:12]}… (a different or changed model)",
         )
     if tuple(cert.alphabet) != tuple(model.alphabet):
-        raise _Reject(
-            Failure("alphabet", "alphabet", f"{cert.alphabet} is not the model's {model.alphabet}")
-        )
+        _fail("alphabet", "alphabet", f"{cert.alphabet} is not the model's {model.alphabet}")
     if not model.is_hard:
-        raise _Reject(
-            Failure(
-                "model",
-                "layers",
-                "the model has softmax heads; restrictions apply to hard attention",
-            )
+        _fail(
+            "model", "layers", "the model has softmax heads; restrictions apply to hard attention"
         )
     L = model.num_layers
     if len(cert.restrictions) != L + 1:
-        raise _Reject(
-            Failure(
-                "restrictions",
-                "restrictions",
-                f"{len(cert.restrictions)} restrictions, expected L + 1 = {L + 1}",
-            )
+        _fail(
+            "restrictions",
+            "restrictions",
+            f"{len(cert.restrictions)} restrictions, expected L + 1 = {L + 1}",
         )
     for k, rho in enumerate(cert.restrictions):
         if rho.n != cert.n:
-            raise _Reject(
-                Failure(
-                    "restrictions", f"restrictions[{k}]", f"has length {rho.n}, but n = {cert.n}"
-                )
-            )
+            _fail("restrictions", f"restrictions[{k}]", f"has length {rho.n}, but n = {cert.n}")
         if k and not rho.refines(cert.restrictions[k - 1]):
             prev = cert.restrictions[k - 1]
             bad = next(
@@ -613,50 +594,37 @@ def _check_identity(cert: Certificate, model: Model) -> None:
                 for i in range(cert.n)
                 if prev.fixed[i] is not None and prev.fixed[i] != rho.fixed[i]
             )
-            raise _Reject(
-                Failure(
-                    "restrictions",
-                    f"restrictions[{k}] position {bad + 1}",
-                    f"does not refine restrictions[{k - 1}]: {prev.fixed[bad]!r} became "
-                    f"{rho.fixed[bad] or '*'!r}",
-                )
+            _fail(
+                "restrictions",
+                f"restrictions[{k}] position {bad + 1}",
+                f"does not refine restrictions[{k - 1}]: {prev.fixed[bad]!r} became "
+                f"{rho.fixed[bad] or '*'!r}",
             )
     if len(cert.dependency_sets) != L:
-        raise _Reject(
-            Failure(
-                "dependency_sets",
-                "dependency_sets",
-                f"{len(cert.dependency_sets)} layers, expected {L}",
-            )
+        _fail(
+            "dependency_sets",
+            "dependency_sets",
+            f"{len(cert.dependency_sets)} layers, expected {L}",
         )
     n_tok = model.n_tokens(cert.n)
     for ell, claimed in enumerate(cert.dependency_sets, start=1):
         if len(claimed) != n_tok:
-            raise _Reject(
-                Failure(
-                    "dependency_sets",
-                    f"dependency_sets[{ell - 1}]",
-                    f"{len(claimed)} positions, expected {n_tok} tokens",
-                )
+            _fail(
+                "dependency_sets",
+                f"dependency_sets[{ell - 1}]",
+                f"{len(claimed)} positions, expected {n_tok} tokens",
             )
         big = max((len(s) for s in claimed), default=0)
         if big > cert.max_deps:
-            raise _Reject(
-                Failure(
-                    "dependency_sets",
-                    f"dependency_sets[{ell - 1}]",
-                    f"a claimed set has {big} inputs, more than the certificate's cap "
-                    f"{cert.max_deps}",
-                )
+            _fail(
+                "dependency_sets",
+                f"dependency_sets[{ell - 1}]",
+                f"a claimed set has {big} inputs, more than the certificate's cap {cert.max_deps}",
             )
     pos = model.readout.index(n_tok)
     if cert.output_position != pos:
-        raise _Reject(
-            Failure(
-                "output",
-                "output.position",
-                f"decision position is {pos}, not {cert.output_position}",
-            )
+        _fail(
+            "output", "output.position", f"decision position is {pos}, not {cert.output_position}"
         )
 
 
@@ -685,13 +653,11 @@ def _check_claims(
     )
     clash = _clash(deps, base, decisions, set(cert.output_dependency))
     if clash is not None:
-        raise _Reject(
-            Failure(
-                "output",
-                "output.dependency_set",
-                f"two inputs that agree on the claimed set {_fmt(cert.output_dependency)} get "
-                f"different decisions; they differ only at input position(s) {_fmt(clash)}",
-            )
+        _fail(
+            "output",
+            "output.dependency_set",
+            f"two inputs that agree on the claimed set {_fmt(cert.output_dependency)} get "
+            f"different decisions; they differ only at input position(s) {_fmt(clash)}",
         )
     if cert.output_dependency:
         what = f"depends only on input positions {_fmt(cert.output_dependency)}"
@@ -716,49 +682,37 @@ def _check_misclassified(
     m = cert.misclassified
     assert m is not None
     if cert.language is None:
-        raise _Reject(
-            Failure(
-                "misclassified", "language", "misclassified strings given but no language named"
-            )
-        )
+        _fail("misclassified", "language", "misclassified strings given but no language named")
     try:
         lang = get_language(cert.language)
     except Exception as err:  # an unknown language name is a rejected claim
-        raise _Reject(Failure("misclassified", "language", str(err))) from None
+        _fail("misclassified", "language", str(err))
     rho = cert.final_restriction
     a, b = m.strings
     for k, s in enumerate(m.strings):
         if len(s) != cert.n:
-            raise _Reject(
-                Failure("misclassified", f"strings[{k}]", f"has length {len(s)}, not n = {cert.n}")
-            )
+            _fail("misclassified", f"strings[{k}]", f"has length {len(s)}, not n = {cert.n}")
         if not rho.compatible(s):
             bad = next(
                 i for i in range(cert.n) if rho.fixed[i] is not None and rho.fixed[i] != s[i]
             )
-            raise _Reject(
-                Failure(
-                    "misclassified",
-                    f"strings[{k}] position {bad + 1}",
-                    f"is {s[bad]!r} but the final restriction fixes it to {rho.fixed[bad]!r}",
-                )
+            _fail(
+                "misclassified",
+                f"strings[{k}] position {bad + 1}",
+                f"is {s[bad]!r} but the final restriction fixes it to {rho.fixed[bad]!r}",
             )
         if any(c not in rho.symbols for c in s):
-            raise _Reject(
-                Failure(
-                    "misclassified",
-                    f"strings[{k}]",
-                    f"uses a symbol outside the free symbols {''.join(rho.symbols)}",
-                )
+            _fail(
+                "misclassified",
+                f"strings[{k}]",
+                f"uses a symbol outside the free symbols {''.join(rho.symbols)}",
             )
     differ = [u for u in cert.output_dependency if a[u] != b[u]]
     if differ:
-        raise _Reject(
-            Failure(
-                "misclassified",
-                "strings",
-                f"the strings differ at position {differ[0] + 1} of the output dependency set",
-            )
+        _fail(
+            "misclassified",
+            "strings",
+            f"the strings differ at position {differ[0] + 1} of the output dependency set",
         )
     deps, base, decisions = output
     alpha = {c: k for k, c in enumerate(rho.symbols)}
@@ -766,48 +720,36 @@ def _check_misclassified(
         try:
             run = decide(model, s)
         except Undecided as err:
-            raise _Reject(Failure("misclassified", f"strings[{k}]", err.message)) from None
+            _fail("misclassified", f"strings[{k}]", err.message)
         table = decisions[_row_of(deps, {u: alpha[s[u]] for u in deps}, base)]
         if run != table:
-            raise _Reject(
-                Failure(
-                    "misclassified",
-                    f"strings[{k}]",
-                    f"the rigorous forward pass gives {run}, the collapsed tables {table}",
-                )
+            _fail(
+                "misclassified",
+                f"strings[{k}]",
+                f"the rigorous forward pass gives {run}, the collapsed tables {table}",
             )
         if run != m.decisions[k]:
-            raise _Reject(
-                Failure(
-                    "misclassified",
-                    f"decisions[{k}]",
-                    f"the model answers {run}, not {m.decisions[k]}",
-                )
+            _fail(
+                "misclassified", f"decisions[{k}]", f"the model answers {run}, not {m.decisions[k]}"
             )
         member = lang.contains(s)
         if member != m.membership[k]:
-            raise _Reject(
-                Failure(
-                    "misclassified",
-                    f"membership[{k}]",
-                    f"{_short(s, 40)!r} ∈ {cert.language} is {member}",
-                )
+            _fail(
+                "misclassified",
+                f"membership[{k}]",
+                f"{_short(s, 40)!r} ∈ {cert.language} is {member}",
             )
     if m.membership[0] == m.membership[1]:
-        raise _Reject(
-            Failure(
-                "misclassified",
-                "membership",
-                "both strings have the same membership: nothing is misclassified",
-            )
+        _fail(
+            "misclassified",
+            "membership",
+            "both strings have the same membership: nothing is misclassified",
         )
     if m.decisions[0] != m.decisions[1]:
-        raise _Reject(
-            Failure(
-                "misclassified",
-                "decisions",
-                "the model answers the two strings differently: nothing is misclassified",
-            )
+        _fail(
+            "misclassified",
+            "decisions",
+            "the model answers the two strings differently: nothing is misclassified",
         )
     wrong = next(
         s for s, mem, dec in zip(m.strings, m.membership, m.decisions, strict=True) if mem != dec
