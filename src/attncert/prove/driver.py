@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from attncert.errors import InputError, ParameterError, SpecError
+from attncert.errors import InputError, ParameterError
 from attncert.logic import syntax as s
 from attncert.logic.interpreter import evaluate_batch
 from attncert.logic.parser import parse
 from attncert.model.forward import forward_tokens
 from attncert.model.spec import Model
+from attncert.prove.coordinate import designated_coordinate
 from attncert.prove.enumerate import enumerate_agreement, recheck
 from attncert.prove.gaps import PossibleTie, Unsupported
 from attncert.prove.layer import LengthProver
@@ -39,23 +40,6 @@ from attncert.prove.structure import Plan, build_claims
 FALLBACK_STRINGS = 2**14
 _SYM = re.compile(r"x(\d+)_(\d+)")
 SEARCH_STRINGS = 256
-
-
-def designated_coordinate(model: Model) -> int:
-    """The coordinate read as the formula's value: the compiler's readout record, or a
-    readout ``weight = e_c, bias = −½``."""
-    rec = model.meta.get("readout") if model.meta else None
-    if isinstance(rec, Mapping) and "coord" in rec:
-        return int(rec["coord"])
-    w = np.asarray(model.readout.weight)
-    nz = np.flatnonzero(w)
-    if len(nz) == 1 and w[nz[0]] == 1.0 and model.readout.bias == -0.5:
-        return int(nz[0])
-    raise SpecError(
-        "cannot tell which coordinate holds the formula's value",
-        where="coordinate",
-        expected="coordinate=… (the readout is not 'y[c] > ½')",
-    )
 
 
 # ----- one length ------------------------------------------------------------------------------
