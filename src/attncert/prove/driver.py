@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import random
 import re
+import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -49,6 +50,14 @@ _STATE: dict[str, Any] = {}
 
 def _setup(model: Model, formula: s.Formula, plan: Plan | None, opts: dict[str, Any]) -> None:
     _STATE.update(model=model, formula=formula, plan=plan, opts=opts)
+
+
+def _worker_setup(*args: Any) -> None:
+    """Pool initializer: workers ignore SIGINT. A Ctrl-C reaches the whole process group;
+    only the parent acts on it (it terminates the pool and exits with status 130), so no
+    worker prints a "Process ForkPoolWorker-…" traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _setup(*args)
 
 
 def _one(n: int) -> LengthResult:
@@ -241,21 +250,24 @@ def prove_agreement(
 
         bar = tqdm(total=len(ns), desc="prove", unit="n", file=sys.stderr, leave=False)
     results: list[LengthResult] = []
-    if jobs == 1 or len(ns) == 1:
-        _setup(model, f, plan, opts)
-        for n in ns:
-            results.append(_one(n))
-            if bar:
-                bar.update()
-    else:
-        ctx = mp.get_context("fork")
-        with ctx.Pool(jobs, initializer=_setup, initargs=(model, f, plan, opts)) as pool:
-            for r in pool.imap_unordered(_one, ns):
-                results.append(r)
+    try:
+        if jobs == 1 or len(ns) == 1:
+            _setup(model, f, plan, opts)
+            for n in ns:
+                results.append(_one(n))
                 if bar:
                     bar.update()
-    if bar:
-        bar.close()
+        else:
+            ctx = mp.get_context("fork")
+            # leaving the block (also on KeyboardInterrupt) terminates the workers
+            with ctx.Pool(jobs, initializer=_worker_setup, initargs=(model, f, plan, opts)) as pool:
+                for r in pool.imap_unordered(_one, ns):
+                    results.append(r)
+                    if bar:
+                        bar.update()
+    finally:
+        if bar:
+            bar.close()
     results.sort(key=lambda r: r.n)
     return ProofResult(
         formula=str(f),
