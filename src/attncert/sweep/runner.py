@@ -1,0 +1,351 @@
+"""Run the cells of a grid — serially, or on a Dask cluster — and stream the results.
+
+:func:`run_sweep` opens the results file (:mod:`attncert.sweep.results`), skips the cells
+it already holds, runs the rest and appends each record the moment its cell finishes.
+
+* **Where**: ``serial=True`` runs the cells one after another in this process (no Dask
+  needed); otherwise on ``dask.distributed`` — an embedded ``LocalCluster`` (``workers``
+  processes, default one per core, one thread each) or, with ``scheduler="tcp://…"``, an
+  existing cluster. Each cell runs in a child process of its worker with a hard
+  ``timeout`` (:mod:`attncert.sweep.cell`).
+* **Failures are data**: a cell that raises is ``failed`` (with the error), one killed at
+  its time limit ``timeout``; one whose worker dies is retried once on another worker
+  (embedded cluster: ``allowed-failures = 1``) and then recorded ``lost``. The sweep goes on.
+* **Ctrl-C**: on Dask the first one stops the loop between records; pending cells are
+  cancelled, the embedded cluster is shut down, and :class:`SweepInterrupted` is raised
+  (the CLI turns it into one line and status 130); a second one interrupts at once.
+  Serially, the running cell's child is killed and not recorded. Either way the file
+  holds whole lines only (each record is one ``write``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attncert.errors import AttncertError, UnsupportedError
+from attncert.sweep.cell import run_cell, run_cell_inline
+from attncert.sweep.grid import Cell
+from attncert.sweep.results import CellRecord, ResultsFile
+from attncert.sweep.tasks import get_task
+from attncert.sweep.worker import dask_cell
+
+# embedded cluster: a cell whose worker dies is retried once; a worker holds only the cell
+# it runs (no queued second cell that a crash of the first would also mark suspicious)
+DASK_CONFIG = {
+    "distributed.scheduler.allowed-failures": 1,
+    "distributed.scheduler.worker-saturation": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The records of a grid's cells after a run (earlier runs' records included)."""
+
+    path: Path
+    cells: tuple[Cell, ...]
+    records: tuple[CellRecord, ...]  # one per cell that has a record, in grid order
+    ran: int  # cells run by this call
+    skipped: int  # cells already finished in the file
+    seconds: float
+    dropped_partial: int = 0  # bytes of a partial last line cut off on opening
+    where: str = ""  # "serial", "LocalCluster(2 workers)", "tcp://…"
+
+    def counts(self) -> dict[str, int]:
+        out = {"ok": 0, "failed": 0, "timeout": 0, "lost": 0, "missing": 0}
+        for r in self.records:
+            out[r.status] += 1
+        out["missing"] = len(self.cells) - len(self.records)
+        return out
+
+    @property
+    def complete(self) -> bool:
+        """Every cell has a record with status ok."""
+        return len(self.records) == len(self.cells) and all(r.ok for r in self.records)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.complete else 1
+
+    def table(self) -> str:
+        from attncert.sweep.report import markdown_report
+
+        return markdown_report(self.records)
+
+    def plot(self, path: str | os.PathLike[str]) -> Path:
+        from attncert.sweep.report import plot_sweep
+
+        return plot_sweep(self.records, path)
+
+    def summary(self) -> str:
+        c = self.counts()
+        parts = [f"{c['ok']} ok"] + [f"{c[k]} {k}" for k in ("failed", "timeout", "lost") if c[k]]
+        if c["missing"]:
+            parts.append(f"{c['missing']} not run")
+        return (
+            f"{len(self.cells)} cells: {', '.join(parts)} ({self.ran} run now, {self.skipped} "
+            f"already in {self.path}; {self.where}, {self.seconds:.1f} s)"
+        )
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the sweep; ``result`` holds what the file has (all whole lines)."""
+
+    def __init__(self, result: SweepResult):
+        super().__init__("sweep interrupted")
+        self.result = result
+
+
+def require_dask():
+    """``distributed``, or a clear error naming the extra to install."""
+    try:
+        import distributed
+    except ModuleNotFoundError:
+        raise UnsupportedError(
+            "running a sweep on Dask needs dask.distributed, which is not installed",
+            expected="pip install 'attncert[dask]' (or run it with serial=True / --serial)",
+        ) from None
+    return distributed
+
+
+def check_cells(cells: Sequence[Cell]) -> None:
+    """Refuse unknown tasks and parameters before anything runs (on the client)."""
+    for c in cells:
+        get_task(c.task).options(c)
+
+
+def run_sweep(
+    cells: Sequence[Cell],
+    out: str | os.PathLike[str],
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    serial: bool = False,
+    isolate: bool = True,
+    retry_failed: bool = False,
+    progress: bool = False,
+) -> SweepResult:
+    """Run every cell of ``cells`` not yet finished in the results file ``out``
+    (see the module docstring); returns the grid's records."""
+    check_cells(cells)
+    if workers is not None and workers < 1:
+        raise AttncertError(f"workers = {workers}", where="workers", expected="≥ 1")
+    t0 = time.perf_counter()
+    rf = ResultsFile.open(out)
+    done = rf.finished(retry_failed=retry_failed)
+    todo = [c for c in cells if c.id not in done]
+    skipped = len(cells) - len(todo)
+    earlier_failed = sum(1 for c in cells if c.id in done and not rf.records[c.id].ok)
+    bar = _bar(len(cells), skipped, earlier_failed, progress)
+    interrupted = False
+    where = "serial"
+    ran = 0
+    try:
+        if serial or not todo:
+            # a Ctrl-C here raises KeyboardInterrupt at once: the running cell's child is
+            # killed and not recorded; every record already written is a whole line
+            for cell in todo:
+                o = run_cell(cell.to_dict(), cell.timeout) if isolate else _inline(cell)
+                rf.append(_record(cell, o, "local"))
+                ran += 1
+                _tick(bar, rf.records[cell.id])
+        else:
+            with _sigint_as_flag() as stop, _cluster(scheduler, workers) as (client, where):
+                ran, interrupted = _run_dask(client, todo, rf, bar, stop, isolate)
+    except KeyboardInterrupt:  # serial, or a second Ctrl-C on Dask
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    result = SweepResult(
+        Path(out),
+        tuple(cells),
+        tuple(rf.records[c.id] for c in cells if c.id in rf.records),
+        ran,
+        skipped,
+        time.perf_counter() - t0,
+        rf.dropped_partial,
+        where,
+    )
+    if interrupted:
+        raise SweepInterrupted(result)
+    return result
+
+
+# ----- Dask -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _cluster(scheduler: str | None, workers: int | None) -> Iterator[tuple[Any, str]]:
+    distributed = require_dask()
+    import dask
+
+    if scheduler is not None:
+        try:
+            client = distributed.Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as err:
+            raise AttncertError(
+                f"cannot reach the Dask scheduler: {err}",
+                where="--scheduler",
+                expected="the address of a running scheduler, e.g. tcp://host:8786",
+            ) from None
+        try:
+            yield client, scheduler
+        finally:
+            client.close()
+        return
+    n = workers or os.cpu_count() or 1
+    # the worker processes are spawned with SIGINT ignored (an ignored signal stays ignored
+    # across exec); the preload keeps it so in workers a nanny restarts later
+    with (
+        dask.config.set(DASK_CONFIG),
+        _sigint_ignored(),
+    ):
+        cluster = distributed.LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+            preload=["attncert.sweep.worker"],
+        )
+    client = distributed.Client(cluster)
+    try:
+        yield client, f"LocalCluster({n} worker{'s' if n != 1 else ''})"
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _run_dask(client, todo: list[Cell], rf: ResultsFile, bar, stop, isolate: bool):
+    from distributed import KilledWorker, as_completed
+
+    nonce = uuid.uuid4().hex[:8]
+    futures = {
+        client.submit(
+            dask_cell,
+            c.to_dict(),
+            c.timeout,
+            isolate,
+            key=f"attncert-cell-{c.id}-{nonce}",
+            pure=False,
+        ): c
+        for c in todo
+    }
+    ac = as_completed(list(futures))
+    ran = 0
+    while not ac.is_empty():
+        if stop.is_set():
+            break
+        batch = ac.next_batch(block=False)
+        if not batch:
+            time.sleep(0.05)
+            continue
+        for fut in batch:
+            cell = futures.pop(fut)
+            if fut.status == "finished":
+                rec = _record(cell, fut.result(), "")
+            elif fut.status == "cancelled":
+                continue  # not a result: the cell runs again next time
+            else:
+                err = fut.exception()
+                if isinstance(err, KilledWorker):
+                    rec = CellRecord.now(
+                        cell,
+                        "lost",
+                        reason="its Dask worker died while running it, also on retry "
+                        "(killed, out of memory, or the machine went away)",
+                    )
+                else:
+                    rec = CellRecord.now(cell, "failed", reason=f"{type(err).__name__}: {err}")
+            rf.append(rec)
+            ran += 1
+            _tick(bar, rec)
+    interrupted = stop.is_set()
+    if futures:
+        client.cancel(list(futures))
+    return ran, interrupted
+
+
+# ----- helpers ----------------------------------------------------------------------------------
+
+
+def _inline(cell: Cell) -> dict[str, Any]:
+    return run_cell_inline(cell.to_dict())
+
+
+def _record(cell: Cell, outcome: dict[str, Any], worker: str) -> CellRecord:
+    return CellRecord.now(
+        cell,
+        outcome["status"],
+        reason=outcome.get("reason", ""),
+        seconds=float(outcome.get("seconds", 0.0)),
+        worker=outcome.get("worker", worker) or outcome.get("host", ""),
+        result=outcome.get("result"),
+    )
+
+
+def _bar(total: int, initial: int, failed: int, progress: bool):
+    """tqdm over all cells of the grid (finished ones counted from the start), with the
+    numbers of cells done and of those that failed (failed, timeout or lost)."""
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, initial=initial, desc="sweep", unit="cell", file=sys.stderr)
+    bar._attncert_failed = failed  # type: ignore[attr-defined]
+    bar.set_postfix(done=initial, failed=failed)
+    return bar
+
+
+def _tick(bar, rec: CellRecord) -> None:
+    if bar is None:
+        return
+    if not rec.ok:
+        bar._attncert_failed += 1
+    bar.update(1)
+    bar.set_postfix(done=bar.n, failed=bar._attncert_failed)
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while inside (main thread only; elsewhere no change)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _sigint_as_flag() -> Iterator[threading.Event]:
+    """While inside: the first SIGINT sets the returned flag (the loop stops between
+    records); a second one raises KeyboardInterrupt. Outside the main thread: no change."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
