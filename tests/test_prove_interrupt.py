@@ -1,5 +1,5 @@
-"""Ctrl-C during ``attncert prove --jobs 2`` (issue 19 item 5): the workers ignore SIGINT,
-the parent terminates them and exits 130 with one line — no traceback, no
+"""Ctrl-C during ``attncert prove --jobs 2`` (issue 19 item 5) and ``--dask``: the workers
+ignore SIGINT, the parent terminates them and exits 130 with one line — no traceback, no
 "Process ForkPoolWorker-…" lines.
 
 A terminal sends Ctrl-C to the whole foreground process group, workers included; the
@@ -30,11 +30,19 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.2])
-def test_ctrl_c_during_parallel_prove_exits_130_with_one_line(delay):
+@pytest.mark.parametrize(
+    "delay, mode",
+    [(0.3, "--jobs"), (1.2, "--jobs"), (2.5, "--dask")],
+)
+def test_ctrl_c_during_parallel_prove_exits_130_with_one_line(delay, mode):
+    """``--jobs 2``: a fork pool; ``--dask --jobs 2``: an embedded Dask LocalCluster
+    (its workers must not print asyncio tracebacks either)."""
+    if mode == "--dask":
+        pytest.importorskip("distributed")
+    flags = ["--jobs", "2"] if mode == "--jobs" else ["--dask", "--jobs", "2"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen(
-        [*CMD, "prove", "Q_1 S Q_0", "--max-len", "200", "--jobs", "2", "--no-progress"],
+        [*CMD, "prove", "Q_1 S Q_0", "--max-len", "200", *flags, "--no-progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -43,7 +51,7 @@ def test_ctrl_c_during_parallel_prove_exits_130_with_one_line(delay):
     )
     try:
         deadline = time.monotonic() + 30
-        while len(_children(proc.pid)) < 2:  # both pool workers exist
+        while len(_children(proc.pid)) < 2:  # both workers exist
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the worker pool never started"
             time.sleep(0.05)
@@ -57,5 +65,5 @@ def test_ctrl_c_during_parallel_prove_exits_130_with_one_line(delay):
             proc.wait()
     assert proc.returncode == 130, err
     assert err.splitlines() == ["attncert: interrupted"], err
-    assert "Traceback" not in err and "ForkPoolWorker" not in err
+    assert "Traceback" not in err and "ForkPoolWorker" not in err and "Dask" not in err
     assert out == ""

@@ -24,8 +24,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from attncert.parallel import DASK_CONFIG  # noqa: E402
 from attncert.sweep import grid_cells, run_sweep  # noqa: E402
-from attncert.sweep.runner import DASK_CONFIG  # noqa: E402
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -49,7 +49,7 @@ def cluster(monkeypatch):
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
             silence_logs=logging.CRITICAL,
         ) as lc,
         distributed.Client(lc) as client,

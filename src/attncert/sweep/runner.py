@@ -4,13 +4,13 @@
 it already holds, runs the rest and appends each record the moment its cell finishes.
 
 * **Where**: ``serial=True`` runs the cells one after another in this process (no Dask
-  needed); otherwise on ``dask.distributed`` — an embedded ``LocalCluster`` (``workers``
-  processes, default one per core, one thread each) or, with ``scheduler="tcp://…"``, an
-  existing cluster. Each cell runs in a child process of its worker with a hard
+  needed); otherwise on ``dask.distributed`` (:func:`attncert.parallel.dask_client`) — an
+  embedded ``LocalCluster`` (``workers`` processes, default one per core, one thread
+  each) or, with ``scheduler="tcp://…"``, an existing cluster. Each cell runs in a child process of its worker with a hard
   ``timeout`` (:mod:`attncert.sweep.cell`).
 * **Failures are data**: a cell that raises is ``failed`` (with the error), one killed at
   its time limit ``timeout``; one whose worker dies is retried once on another worker
-  (embedded cluster: ``allowed-failures = 1``) and then recorded ``lost``. The sweep goes on.
+  (embedded cluster) and then recorded ``lost``. The sweep goes on.
 * **Ctrl-C**: on Dask the first one stops the loop between records; pending cells are
   cancelled, the embedded cluster is shut down, and :class:`SweepInterrupted` is raised
   (the CLI turns it into one line and status 130); a second one interrupts at once.
@@ -20,7 +20,6 @@ it already holds, runs the rest and appends each record the moment its cell fini
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -33,19 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attncert.errors import AttncertError, UnsupportedError
+from attncert.errors import AttncertError
+from attncert.parallel import dask_client
 from attncert.sweep.cell import run_cell, run_cell_inline
 from attncert.sweep.grid import Cell
 from attncert.sweep.results import CellRecord, ResultsFile
 from attncert.sweep.tasks import get_task
 from attncert.sweep.worker import dask_cell
-
-# embedded cluster: a cell whose worker dies is retried once; a worker holds only the cell
-# it runs (no queued second cell that a crash of the first would also mark suspicious)
-DASK_CONFIG = {
-    "distributed.scheduler.allowed-failures": 1,
-    "distributed.scheduler.worker-saturation": 1.0,
-}
 
 
 @dataclass(frozen=True)
@@ -106,18 +99,6 @@ class SweepInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def require_dask():
-    """``distributed``, or a clear error naming the extra to install."""
-    try:
-        import distributed
-    except ModuleNotFoundError:
-        raise UnsupportedError(
-            "running a sweep on Dask needs dask.distributed, which is not installed",
-            expected="pip install 'attncert[dask]' (or run it with serial=True / --serial)",
-        ) from None
-    return distributed
-
-
 def check_cells(cells: Sequence[Cell]) -> None:
     """Refuse unknown tasks and parameters before anything runs (on the client)."""
     for c in cells:
@@ -160,7 +141,7 @@ def run_sweep(
                 ran += 1
                 _tick(bar, rf.records[cell.id])
         else:
-            with _sigint_as_flag() as stop, _cluster(scheduler, workers) as (client, where):
+            with _sigint_as_flag() as stop, dask_client(scheduler, workers) as (client, where):
                 ran, interrupted = _run_dask(client, todo, rf, bar, stop, isolate)
     except KeyboardInterrupt:  # serial, or a second Ctrl-C on Dask
         interrupted = True
@@ -183,48 +164,6 @@ def run_sweep(
 
 
 # ----- Dask -------------------------------------------------------------------------------------
-
-
-@contextmanager
-def _cluster(scheduler: str | None, workers: int | None) -> Iterator[tuple[Any, str]]:
-    distributed = require_dask()
-    import dask
-
-    if scheduler is not None:
-        try:
-            client = distributed.Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as err:
-            raise AttncertError(
-                f"cannot reach the Dask scheduler: {err}",
-                where="--scheduler",
-                expected="the address of a running scheduler, e.g. tcp://host:8786",
-            ) from None
-        try:
-            yield client, scheduler
-        finally:
-            client.close()
-        return
-    n = workers or os.cpu_count() or 1
-    # the worker processes are spawned with SIGINT ignored (an ignored signal stays ignored
-    # across exec); the preload keeps it so in workers a nanny restarts later
-    with (
-        dask.config.set(DASK_CONFIG),
-        _sigint_ignored(),
-    ):
-        cluster = distributed.LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-            preload=["attncert.sweep.worker"],
-        )
-    client = distributed.Client(cluster)
-    try:
-        yield client, f"LocalCluster({n} worker{'s' if n != 1 else ''})"
-    finally:
-        client.close()
-        cluster.close()
 
 
 def _run_dask(client, todo: list[Cell], rf: ResultsFile, bar, stop, isolate: bool):
@@ -315,19 +254,6 @@ def _tick(bar, rec: CellRecord) -> None:
         bar._attncert_failed += 1
     bar.update(1)
     bar.set_postfix(done=bar.n, failed=bar._attncert_failed)
-
-
-@contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored while inside (main thread only; elsewhere no change)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager

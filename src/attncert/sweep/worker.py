@@ -1,18 +1,10 @@
-"""What runs on a Dask worker: the per-cell function and the worker's start-up hook.
-
-* :func:`dask_cell` runs one cell (isolated in a child process by default,
-  :mod:`attncert.sweep.cell`) and adds the worker's address to the outcome.
-* :func:`dask_setup` is loaded by every worker of the embedded cluster at start-up
-  (``preload="attncert.sweep.worker"``), also when a nanny restarts a dead worker: the
-  worker ignores SIGINT. A Ctrl-C at the terminal reaches every process of the
-  foreground group; only the client should act on it (stop between records, shut the
-  cluster down), not the workers (which would print asyncio tracebacks).
+"""What runs on a Dask worker for a sweep: :func:`dask_cell`, one cell (isolated in a child
+process by default, :mod:`attncert.sweep.cell`), with the worker's address added to the
+outcome. (The workers' start-up hook is :func:`attncert.parallel.dask_setup`.)
 """
 
 from __future__ import annotations
 
-import signal
-import threading
 from typing import Any
 
 from attncert.sweep.cell import run_cell, run_cell_inline
@@ -28,9 +20,3 @@ def dask_cell(cell_dict: dict[str, Any], timeout: float | None, isolate: bool) -
     except (ImportError, ValueError):
         pass
     return outcome
-
-
-def dask_setup(worker: Any = None) -> None:
-    """Dask preload hook: ignore SIGINT in this worker process (see module docstring)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
