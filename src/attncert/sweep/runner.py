@@ -129,7 +129,7 @@ def run_sweep(
     earlier_failed = sum(1 for c in cells if c.id in done and not rf.records[c.id].ok)
     bar = _bar(len(cells), skipped, earlier_failed, progress)
     interrupted = False
-    where = "serial"
+    where = "serial" if todo else "nothing left to run"
     ran = 0
     try:
         if serial or not todo:
@@ -170,6 +170,8 @@ def _run_dask(client, todo: list[Cell], rf: ResultsFile, bar, stop, isolate: boo
     from distributed import KilledWorker, as_completed
 
     nonce = uuid.uuid4().hex[:8]
+    # longest first (n as the proxy): the last cells to start are the short ones
+    todo = sorted(todo, key=lambda c: -c.n)
     futures = {
         client.submit(
             dask_cell,
