@@ -1,7 +1,9 @@
 """The end of a sweep: a Markdown table and a plot (free fraction and time against n).
 
 :func:`markdown_report` groups records by (task, model, n) — seeds are summarised as
-mean (min–max) — and lists every cell without a result with its reason.
+mean (min–max) — and lists every cell without a result with its reason. *seconds* is a
+cell's wall time in its own process, start-up and imports included (what a cell costs
+the sweep); a task's own timings, e.g. certify's search and check, are in its result.
 :func:`plot_sweep` draws, per task and model, the free fraction (certify) or the measured
 value (other tasks that report one) and the wall time of a cell against n; the file
 format follows the extension (``.png``, ``.pdf``, ``.svg``, …; an unknown one is

@@ -127,7 +127,7 @@ def run_sweep(
     todo = [c for c in cells if c.id not in done]
     skipped = len(cells) - len(todo)
     earlier_failed = sum(1 for c in cells if c.id in done and not rf.records[c.id].ok)
-    bar = _bar(len(cells), skipped, earlier_failed, progress)
+    bar = _Progress(len(cells), skipped, earlier_failed, progress)
     interrupted = False
     where = "serial" if todo else "nothing left to run"
     ran = 0
@@ -139,15 +139,14 @@ def run_sweep(
                 o = run_cell(cell.to_dict(), cell.timeout) if isolate else _inline(cell)
                 rf.append(_record(cell, o, "local"))
                 ran += 1
-                _tick(bar, rf.records[cell.id])
+                bar.tick(rf.records[cell.id])
         else:
             with _sigint_as_flag() as stop, dask_client(scheduler, workers) as (client, where):
                 ran, interrupted = _run_dask(client, todo, rf, bar, stop, isolate)
     except KeyboardInterrupt:  # serial, or a second Ctrl-C on Dask
         interrupted = True
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     result = SweepResult(
         Path(out),
         tuple(cells),
@@ -166,7 +165,11 @@ def run_sweep(
 # ----- Dask -------------------------------------------------------------------------------------
 
 
-def _run_dask(client, todo: list[Cell], rf: ResultsFile, bar, stop, isolate: bool):
+def _run_dask(
+    client, todo: list[Cell], rf: ResultsFile, bar: _Progress, stop: threading.Event, isolate: bool
+) -> tuple[int, bool]:
+    """Submit every cell (longest first), record each as it finishes; stop early when
+    ``stop`` is set (Ctrl-C) and cancel what is left."""
     from distributed import KilledWorker, as_completed
 
     nonce = uuid.uuid4().hex[:8]
@@ -211,7 +214,7 @@ def _run_dask(client, todo: list[Cell], rf: ResultsFile, bar, stop, isolate: boo
                     rec = CellRecord.now(cell, "failed", reason=f"{type(err).__name__}: {err}")
             rf.append(rec)
             ran += 1
-            _tick(bar, rec)
+            bar.tick(rec)
     interrupted = stop.is_set()
     if futures:
         client.cancel(list(futures))
@@ -236,26 +239,28 @@ def _record(cell: Cell, outcome: dict[str, Any], worker: str) -> CellRecord:
     )
 
 
-def _bar(total: int, initial: int, failed: int, progress: bool):
-    """tqdm over all cells of the grid (finished ones counted from the start), with the
-    numbers of cells done and of those that failed (failed, timeout or lost)."""
-    if not progress:
-        return None
-    from tqdm import tqdm
+class _Progress:
+    """tqdm over all cells of the grid (finished ones counted from the start), showing
+    how many cells are done and how many of them failed (failed, timeout or lost)."""
 
-    bar = tqdm(total=total, initial=initial, desc="sweep", unit="cell", file=sys.stderr)
-    bar._attncert_failed = failed  # type: ignore[attr-defined]
-    bar.set_postfix(done=initial, failed=failed)
-    return bar
+    def __init__(self, total: int, done: int, failed: int, enabled: bool):
+        self.failed = failed
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
 
+            self.bar = tqdm(total=total, initial=done, desc="sweep", unit="cell", file=sys.stderr)
+            self.bar.set_postfix(done=done, failed=failed, refresh=False)
 
-def _tick(bar, rec: CellRecord) -> None:
-    if bar is None:
-        return
-    if not rec.ok:
-        bar._attncert_failed += 1
-    bar.update(1)
-    bar.set_postfix(done=bar.n, failed=bar._attncert_failed)
+    def tick(self, rec: CellRecord) -> None:
+        self.failed += not rec.ok
+        if self.bar is not None:
+            self.bar.set_postfix(done=self.bar.n + 1, failed=self.failed, refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 @contextmanager
