@@ -12,7 +12,9 @@ file. Both runs execute every cell the same way (a child process per cell), so t
 ratio is the speed-up of the scheduling alone; the Dask time includes starting and
 stopping the cluster. The two runs must agree cell by cell (the certify search is
 deterministic: the same free positions and output dependency set), which is checked.
-Target (issue 17): speed-up ≥ 1.7×.
+Target (issue 17): speed-up ≥ 1.7×. Also printed: the *concurrency* of the Dask run (sum
+of its cells' wall times over its own wall time), which, unlike the ratio of two runs
+made one after the other, does not move with the machine's load between them.
 """
 
 from __future__ import annotations
@@ -69,12 +71,21 @@ def main() -> None:
         for a, b in zip(serial.records, dask.records, strict=True)
     )
     cell_sum = sum(r.seconds for r in serial.records)
+    dask_cell_sum = sum(r.seconds for r in dask.records)
     speedup = t_serial / t_dask
+    # cells' own times over the wall time: how many cells ran at once on average (≤ workers);
+    # unlike the ratio of two runs, it does not move with the machine's load between them
+    concurrency = dask_cell_sum / t_dask
     print(info)
     print(f"grid: certify × {MODELS} × n={ns} × seeds [0, 1] = {len(cells)} cells")
     print(f"serial:              {t_serial:7.1f} s  (cells {cell_sum:.1f} s)   [{load0}]")
-    print(f"LocalCluster({args.workers}):     {t_dask:7.1f} s  ({dask.where})   [{load1}]")
+    print(
+        f"LocalCluster({args.workers}):     {t_dask:7.1f} s  (cells {dask_cell_sum:.1f} s)   [{load1}]"
+    )
     print(f"speed-up:            {speedup:7.2f}×  (target ≥ 1.7×)   [{load2} after]")
+    print(
+        f"concurrency on Dask: {concurrency:7.2f}   (cell seconds / wall seconds, ≤ {args.workers})"
+    )
     print(f"same certificates in both runs: {same}")
     print()
     print(dask.table())
@@ -88,6 +99,8 @@ def main() -> None:
                     "dask_seconds": t_dask,
                     "workers": args.workers,
                     "speedup": speedup,
+                    "dask_cell_seconds": dask_cell_sum,
+                    "concurrency": concurrency,
                     "same_results": same,
                     "load": [load0, load1, load2],
                     "records": [r.to_dict() for r in dask.records],
