@@ -20,8 +20,10 @@ Built in:
   (:func:`attncert.prove.prove_agreement` with ``min_len = max_len = n``); the cell's
   model is a formula (text, or ``library:NAME``), compiled in ``regime``.
 
-A task outside the package can be named ``module.path:function`` in a grid (the
-function takes the cell and returns a dict; it must be importable on the workers).
+A task outside the package can be named ``module.path:function`` in a grid: the
+function takes the cell and returns a dict, and must be importable where the sweep is
+started (its parameters are checked there, against the function's optional
+``sweep_defaults`` dict) and on the workers.
 
 Model specs (cell.model) for ``certify`` and ``sensitivity``: ``zoo:NAME``, a model
 JSON path, or ``random:L2-H2-d16[-KIND]`` (a seeded random model; the cell's seed is the
