@@ -28,9 +28,13 @@ _LAZY = {
     "compile_formula": "attncert.compile",
     "prove_agreement": "attncert.prove",
 }
+# sub-packages that are themselves the entry point (``attncert.sweep(...)`` is callable)
+_MODULES = {"sweep": "attncert.sweep"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'attncert' has no attribute {name!r}")
@@ -38,4 +42,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_MODULES])
