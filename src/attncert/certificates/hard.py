@@ -227,32 +227,5 @@ def _source(value: Any, where: str) -> dict[str, Any] | None:
     return dict(value)
 
 
-def resolve_model(cert: Certificate, cert_path: str | os.PathLike[str] | None = None):
-    """The model a certificate names in ``model.source`` (hardened if it says so), for a
-    standalone re-check. The caller still compares content hashes (the kernel does)."""
-    from attncert.model import harden, load_model, model_from_dict, zoo_model
-
-    src = cert.model_source
-    if src is None:
-        raise SpecError(
-            "the certificate does not say where its model is (a version-1 certificate)",
-            where="model.source",
-            expected="attncert check CERT MODEL",
-        )
-    if "zoo" in src:
-        model = zoo_model(src["zoo"])
-    elif "path" in src:
-        p = Path(src["path"])
-        if not p.is_absolute() and cert_path is not None:
-            near = Path(cert_path).parent / p
-            p = near if near.exists() else p
-        model = load_model(p)
-    else:
-        model = model_from_dict(src["embedded"], source="model.source.embedded")
-    if src.get("harden"):
-        model = harden(model, src["harden"])
-    return model
-
-
 def load_certificate(path: str | os.PathLike[str]) -> Certificate:
     return certificate_from_dict(read_json(path), source=str(path))

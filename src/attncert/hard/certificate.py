@@ -9,8 +9,8 @@ from attncert.certificates.hard import (
     Misclassified,
     certificate_from_dict,
     load_certificate,
-    resolve_model,
 )
+from attncert.certificates.locate import resolve_model
 
 __all__ = [
     "FORMAT",

@@ -677,7 +677,7 @@ def _check_misclassified(
     output: tuple[tuple[int, ...], int, list[bool]],
     facts: list[str],
 ) -> None:
-    from attncert.languages import language as get_language
+    from attncert.languages.registry import language as get_language
 
     m = cert.misclassified
     assert m is not None

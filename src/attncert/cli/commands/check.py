@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.is_dir():
         return _check_tree(path, args.json)
-    from attncert.certificates.hard import load_certificate, resolve_model
+    from attncert.certificates.hard import load_certificate
+    from attncert.certificates.locate import resolve_model
     from attncert.hard.verdict import assess
     from attncert.kernel.hard import check
 
