@@ -24,6 +24,7 @@ EXPECTED_REFUTED = {
     "stage2.choice-of-k[extract]",
     "stage3.chernoff[Definition 5 range δ>0]",  # Chernoff (8) needs δ ≤ 1
     "stage3.independent-events[as written]",  # ≤ d dependencies ⇒ only ≥ k/(d+1)
+    "stage2.subsequence-exists[paper]",  # activations sharing inputs: no private inputs
 }
 
 

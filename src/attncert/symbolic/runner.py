@@ -28,13 +28,15 @@ from enum import Enum
 from fractions import Fraction
 from functools import cache
 
-from attncert.symbolic.claims import CLAIMS, Claim, Kind
+from attncert.symbolic.claim_types import Claim, Kind, Version
+from attncert.symbolic.claims import CLAIMS
 from attncert.symbolic.constants import (
     eq11_holds,
     eq12_holds,
     lemma_constants,
 )
 from attncert.symbolic.counterexample import Counterexample, find_counterexample
+from attncert.symbolic.displays import DISPLAYS
 from attncert.symbolic.params import LLLParams
 from attncert.symbolic.prover import prove
 
@@ -72,6 +74,9 @@ class ClaimResult:
             "version": cl.version.value,
             "source": [str(s) for s in cl.source],
             "statement": cl.statement,
+            "printed": cl.printed,
+            "displays": list(cl.displays),
+            "follows_from": list(cl.follows_from),
             "general": self.general.value,
             "general_evidence": self.general_evidence,
             "general_counterexample": _cex(self.general_counterexample),
@@ -173,9 +178,52 @@ class Report:
         bad = [r for r in self.refuted if r.claim.id not in ignore]
         return 1 if bad or not self.constants.get("verified", True) else 0
 
+    def counts(self, which: str = "general") -> dict[str, int]:
+        """Claims, proved (sympy or exhaustive), cited (textbook theorem, no counterexample at
+        the sample points), refuted (verified counterexample) and undecided — ``general``
+        (all admissible parameters) or ``concrete`` (at the report's parameters)."""
+        vs = [getattr(r, which) for r in self.results]
+        vs = [v for v in vs if v is not None]
+        return {
+            "claims": len(vs),
+            "proved": sum(v in (Verdict.PROVED, Verdict.HOLDS) for v in vs),
+            "cited": sum(v is Verdict.CITED for v in vs),
+            "refuted": sum(v is Verdict.REFUTED for v in vs),
+            "undecided": sum(v is Verdict.UNKNOWN for v in vs),
+        }
+
+    def displays(self) -> list[dict[str, object]]:
+        """Per displayed equation/quoted step: role, the claims checking it and a verdict for
+        the text as printed — ``refuted`` if a claim taken from the papers (not an attncert
+        refinement) is refuted in general, ``proved``/``cited`` if all such claims are,
+        ``undecided`` otherwise; ``definition``/``hypothesis`` for the others."""
+        out = []
+        for d in DISPLAYS:
+            rs = [r for r in self.results if d.label in r.claim.displays]
+            printed = [r for r in rs if r.claim.version is not Version.ATTNCERT] or rs
+            if d.role != "claim":
+                verdict = d.role
+            elif not rs:
+                verdict = "unchecked"
+            elif any(r.general is Verdict.REFUTED for r in printed):
+                verdict = "refuted"
+            elif all(r.general in (Verdict.PROVED, Verdict.HOLDS) for r in printed):
+                verdict = "proved"
+            elif all(r.general in (Verdict.PROVED, Verdict.HOLDS, Verdict.CITED) for r in printed):
+                verdict = "cited"
+            else:
+                verdict = "undecided"
+            out.append({**d.to_dict(), "claims": [r.claim.id for r in rs], "verdict": verdict})
+        return out
+
     def as_dict(self) -> dict[str, object]:
         return {
             "params": None if self.params is None else self.params.as_dict(),
+            "counts": {
+                "general": self.counts("general"),
+                **({} if self.params is None else {"concrete": self.counts("concrete")}),
+            },
+            "displays": self.displays(),
             "claims": [r.as_dict() for r in self.results],
             "constants": self.constants,
             "refuted": [r.claim.id for r in self.refuted],
