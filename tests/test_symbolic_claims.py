@@ -25,6 +25,7 @@ EXPECTED_REFUTED = {
     "stage3.chernoff[Definition 5 range δ>0]",  # Chernoff (8) needs δ ≤ 1
     "stage3.independent-events[as written]",  # ≤ d dependencies ⇒ only ≥ k/(d+1)
     "stage2.subsequence-exists[paper]",  # activations sharing inputs: no private inputs
+    "stage3.neighbour-events[paper]",  # f counts neighbouring heads, each has 2^c events
 }
 
 

@@ -74,6 +74,7 @@ def test_display_verdicts(report):
         "§5.1 Stage 2: choice of k",
         "(8)",
         "§5.1 Stage 3: independent events",
+        "§5.1 Stage 3: independence",
         "S1 Definition 5: choice",
         "S1 (18)",
         "S1 (25)",
@@ -150,3 +151,17 @@ def test_follows_from_points_at_earlier_lines():
             if ref in labels:
                 named += 1
     assert named >= 20  # the direction of most steps is given by display labels
+
+
+def test_neighbour_events_counterexample_by_hand():
+    """§5.1 'the complement of this set has cardinality ≤ f': on the oracle's instance with
+    F = 1/(ηC) layer-0 heads on each of two bits and 2^c kH = 2H k-depending heads per
+    layer-0 head, head i has 2(2FH − 1) neighbouring heads with 2 events each: 8FH − 4 > f =
+    4FH once FH > 1."""
+    r = find_counterexample(claim("stage3.neighbour-events[paper]"))
+    env = r.counterexample.values
+    F = int(1 / (env["eta"] * env["C"]))
+    H = int(env["H"])
+    events = 2 * (2 * (2 * F * H) - 2)
+    f = 4 * H / (env["eta"] * env["C"])
+    assert events == 8 * F * H - 4 and events > f

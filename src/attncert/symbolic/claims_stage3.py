@@ -32,6 +32,7 @@ from attncert.symbolic.claim_vars import (
     V_C,
     C,
     Dn,
+    H,
     Nb,
     V_c,
     V_delta,
@@ -279,6 +280,32 @@ STAGE3_CLAIMS: tuple[Claim, ...] = (
         ),
         slacks=(Slack("s", "ge", x_),),
         log_goal=True,
+    ),
+    Claim(
+        id="stage3.neighbour-events[paper]",
+        source=(Source(PAPER, "Stage 3 ('The complement of this set has cardinality ≤ f')"),),
+        version=Version.PAPER,
+        kind=Kind.ORACLE,
+        statement="the events X^(z′) of all heads that are k-neighbours of (i, h) number ≤ f = "
+        "(2^{2c}/η)c²k²H/C — decided on an explicit instance meeting every Stage 1/2 invariant "
+        "(f counts neighbouring heads; each has up to 2^c events)",
+        printed="{X_{(j,h′)}^(z′) : heads (j,h′) and (i,h) are not k-neighbors}. The complement "
+        "of this set has cardinality ≤ f",
+        displays=("§5.1 Stage 3: independence",),
+        follows_from=("§5.1 Stage 2: f",),
+        hypotheses=(),
+        conclusion=S("#events of neighbouring heads ≤ f"),
+        parameters=(
+            Var(c, INT(1, 1), (sp.Integer(1),)),
+            Var(k, INT(1, 1), (sp.Integer(1),)),
+            Var(H, INT(1), (sp.Integer(1), sp.Integer(2))),
+            Var(eta, V_eta.domain, (R_(1, 4), R_(1, 10))),
+            Var(C, V_C.domain, (sp.Integer(1),)),
+        ),
+        oracle=oracles.neighbour_events_oracle,
+        note="S1 counts neighbours per tuple ((h,i),z) (Definition 14, Corollary 18), where the "
+        "bound holds (stage2.f[supplement]); per event the paper's f also holds by counting "
+        "≤ ck bits per event instead of 2^c ck per head",
     ),
     Claim(
         id="stage3.independence",

@@ -8,6 +8,8 @@
   over every dependency structure of n ≤ 3 positions.
 - :func:`toy_independence_oracle`: S1 (29)'s independence of non-neighbouring events,
   in exact rationals on seeded toy instances.
+- :func:`neighbour_events_oracle`: §5.1's count of the events of k-neighbouring heads, on an
+  explicit instance that meets every Stage 1/2 invariant.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "binomial_tail",
     "binomial_tail_exceeds",
     "min_independence_number",
+    "neighbour_events_oracle",
     "private_subsequence_oracle",
     "toy_independence_oracle",
 ]
@@ -142,3 +145,44 @@ def toy_independence_oracle(env: Mapping[str, object]) -> bool:
             if pxa != px * pa:
                 return False
     return True
+
+
+def neighbour_events_oracle(env: Mapping[str, object]) -> bool | None:
+    """Hahn §5.1 Stage 3: "Each event X_{i,h}^(z) is statistically independent of the set
+    {X_{(j,h′)}^(z′) : heads (j, h′) and (i, h) are not k-neighbors}. The complement of this
+    set has cardinality ≤ f" — the complement holds *every* event (all values z′) of every
+    neighbouring head. Decided on an explicit c-transformer with c = k = 1 meeting every
+    Stage 1/2 invariant: F = ⌊1/(ηC)⌋ layer-0 heads read bit a, F read bit b (fan-out F ≤
+    c/(ηC)); head i's two tuples k-depend on A₁ and B₁; every A_s, B_s has exactly 2^c kH
+    k-depending heads; every other head's second tuple k-depends on a layer-0 head of its
+    own. Returns whether (#events of heads sharing a k-depended bit with i) ≤ f."""
+    c, k, H = (int(env[x]) for x in ("c", "k", "H"))  # type: ignore[call-overload]
+    if (c, k) != (1, 1) or H < 1:
+        return None
+    eta, C = Fraction(env["eta"]), Fraction(env["C"])  # type: ignore[arg-type]
+    fan = int(1 / (eta * C))
+    if fan < 1:
+        return None
+    # layer-1 heads and the layer-0 head each of their two tuples k-depends on
+    heads: dict[str, tuple[str, str]] = {"i": ("A1", "B1")}
+    for bit in ("A", "B"):
+        for s in range(1, fan + 1):
+            for r in range(2 * H if s > 1 else 2 * H - 1):  # A1/B1 already have head i
+                name = f"{bit}{s}.{r}"
+                heads[name] = (f"{bit}{s}", f"R.{name}")
+    reads = {f"{bit}{s}": bit for bit in ("A", "B") for s in range(1, fan + 1)}
+    reads.update({v[1]: f"fresh.{h}" for h, v in heads.items() if v[1].startswith("R.")})
+    per_l0: dict[str, int] = {}
+    for deps in heads.values():
+        for l0 in set(deps):
+            per_l0[l0] = per_l0.get(l0, 0) + 1
+    fanout: dict[str, int] = {}
+    for bit in reads.values():
+        fanout[bit] = fanout.get(bit, 0) + 1
+    # the instance meets the invariants the text relies on
+    assert max(per_l0.values()) <= 2**c * k * H and max(fanout.values()) <= c / (eta * C)
+    bits_i = {reads[l0] for l0 in heads["i"]}
+    neighbours = [h for h, deps in heads.items() if h != "i" and {reads[x] for x in deps} & bits_i]
+    events = 2**c * len(neighbours)
+    f = Fraction(2 ** (2 * c) * c * c * k * k * H) / (eta * C)
+    return events <= f

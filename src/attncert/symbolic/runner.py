@@ -140,6 +140,18 @@ def check_claim(claim: Claim, params: LLLParams | None = None) -> ClaimResult:
     for h in claim.hypotheses:
         names |= {s.name for s in h.free_symbols}
     fixed = {k: Fraction(v) for k, v in params.env().items() if k in names}
+    outside = [
+        f"{v.name} = {fixed[v.name]} ∉ {v.domain.describe()}"
+        for v in claim.parameters
+        if v.name in fixed and not v.domain.contains(fixed[v.name])
+    ]
+    if outside:
+        why = (
+            "not decided here: the parameters lie outside the claim's domain ("
+            + ", ".join(outside)
+            + ")"
+        )
+        return ClaimResult(claim, *g, Verdict.UNKNOWN, why, None)
     if claim.kind in (Kind.LIMIT, Kind.CUSTOM):
         # statements for all E > 0 / all k: the parameters only fix E, which is positive.
         return ClaimResult(claim, *g, g[0], "as in general (holds for every E > 0)", g[2])

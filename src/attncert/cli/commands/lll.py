@@ -15,9 +15,11 @@ rest is solved exactly from Definition 5 (default: η = (1−r)/4, q = 2s/3, δ 
 
 Note: ``stage3.independent-events[as written]`` (Hahn's "≤ d dependencies ⇒ ≥ k/d
 independent events") is refuted at *every* parameter choice (witness: k = ⌊d⌋+1 mutually
-dependent events), and so is ``stage2.subsequence-exists[paper]`` (§5.1's "such a
-subsequence exists unless n ≤ ck"; witness: all activations read x₁), so plain runs exit 1;
-the repaired ``…[refined]`` and S1's Lemma 9 hold. Use ``--ignore CLAIM_ID`` to leave
+dependent events), and so are ``stage2.subsequence-exists[paper]`` (§5.1's "such a
+subsequence exists unless n ≤ ck"; witness: all activations read x₁) and, for c = k = 1,
+``stage3.neighbour-events[paper]`` (§5.1 counts neighbouring *heads* in f, each has up to
+2^c events), so plain runs exit 1; the repaired ``…[refined]``, S1's Lemma 9 and S1's
+per-tuple neighbours hold. Use ``--ignore CLAIM_ID`` to leave
 known-false steps out of the exit status.
 
 Exit status: 0 if no claim is refuted at the given parameters and the constants re-check;
