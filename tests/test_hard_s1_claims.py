@@ -4,19 +4,20 @@ number on the instance the search certifies, in the certify JSON trace."""
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import pytest
 
 from attncert.hard.pipeline import _restrict_all, certify
 from attncert.hard.restriction import Restriction
-from attncert.hard.s1_claims import LayerStages, S1Claim, _prob_x, layer_claims, statements
+from attncert.hard.s1_claims import LayerStages, S1Claim, layer_claims, statements
+from attncert.hard.s1_stage3 import event_probability
 from attncert.hard.search.ranking import rank_tuples
 from attncert.hard.stages import _unsatisfied, dependency_c
 from attncert.hard.tables import initial_tables
 from attncert.model import random_model, zoo_model
 from attncert.paper import implements
-from attncert.symbolic.oracles import binomial_tail
 
 KNOWN = {
     *(f"S1 Definition {i}" for i in (2, 3, 5, 7, 8, 11, 12, 14, 16, 19, 20)),
@@ -131,7 +132,7 @@ def test_a_broken_refinement_chain_and_a_lost_free_fraction_are_reported():
 
 def test_event_probability_is_exact():
     """P(X) for k = 1 is 1 − (#maximizing rows)·(q/|Σ|)^{|S_j|} — re-derived here from the
-    ranking — and P(X₀)'s exact tail agrees with the symbolic checker's binomial tail."""
+    ranking; for k = 2 it agrees with brute force over all draws of the union of bits."""
     model = random_model(1, 1, 8, seed=3)
     n = 12
     rho = Restriction.free(model.alphabet, n).fix({0: "1", 5: "0"})
@@ -146,13 +147,9 @@ def test_event_probability_is_exact():
         best = max(tr.keys[0].row_scores)
         rows = sum(1 for s in tr.keys[0].row_scores if s == best)
         expect = 1 - rows * (q / 2) ** len(tabs[m].deps)
-        assert _prob_x(tr, tabs, 1, q, 2) == expect
+        assert event_probability(tr, tabs, 1, q, 2) == expect
         checked += 1
     assert checked > 0
-    from attncert.hard.s1_claims import _binomial_tail
-
-    for m, t in itertools.product((1, 7, 30), (Fraction(1, 2), Fraction(9, 2))):
-        assert _binomial_tail(m, q, t) == binomial_tail(m, q, t)
 
 
 def test_random_backend_achievement_is_reported():
@@ -169,3 +166,35 @@ def test_zoo_models_get_s1_claims(name, lang, n):
     for layer in cert.trace["layers"]:
         for c in layer["s1"]:
             _consistent(c)
+
+
+def test_event_probability_k2_brute_force():
+    model = random_model(1, 1, 8, seed=5)
+    n = 10
+    rho = Restriction.free(model.alphabet, n)
+    tabs = _restrict_all(initial_tables(model, rho), rho)
+    q = Fraction(1, 3)
+    from attncert.hard.s1_stage3 import argmax_rows
+
+    checked = 0
+    for tr in rank_tuples(model, 1, tabs, top=8)[:20]:
+        if len(tr.keys) < 2:
+            continue
+        heads = [tr.keys[0].position, tr.keys[1].position]
+        bits = sorted({u for m in heads for u in tabs[m].deps})
+        total = Fraction(0)
+        for draw in itertools.product((None, 0, 1), repeat=len(bits)):
+            val = dict(zip(bits, draw, strict=True))
+            hit = any(
+                all(val[u] is not None for u in tabs[m].deps)
+                and sum(
+                    val[u] * 2 ** (len(tabs[m].deps) - 1 - i) for i, u in enumerate(tabs[m].deps)
+                )
+                in argmax_rows(tr, m)
+                for m in heads
+            )
+            if not hit:
+                total += math.prod((1 - q) if v is None else q / 2 for v in draw)
+        assert event_probability(tr, tabs, 2, q, 2) == total
+        checked += 1
+    assert checked > 0

@@ -11,7 +11,8 @@ instance's c, H, k, n (exact rationals, arb where exp enters) beside what the se
 found, and said plainly to be outside the lemma's range when k < K or n < N
 (:func:`attncert.symbolic.lemma_constants`).
 
-Untrusted and informative: the rankings are float (:mod:`attncert.hard.search.ranking`),
+Stage 3 (Lemmas 21–23, Corollary 24) is in :mod:`attncert.hard.s1_stage3`, the data types
+in :mod:`attncert.hard.s1_types`. Untrusted and informative: the rankings are float (:mod:`attncert.hard.search.ranking`),
 like Stages 1–2 themselves. The certificate's correctness rests on the independent checker,
 not on these claims; a claim that *fails* here is a finding about the proof or the search,
 reported, never hidden. Values are exact (``str`` of a Fraction or an int).
@@ -22,21 +23,17 @@ each free bit to each symbol with probability q/|Σ|.
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from attncert.hard.restriction import Restriction
+from attncert.hard.s1_stage3 import stage3_claims
+from attncert.hard.s1_types import LayerStages, S1Claim, compare, fr
 from attncert.hard.search.ranking import TupleRanking, rank_tuples
 from attncert.hard.stages import _k_depends, _max_neighbours, _unsatisfied, dependency_c
 from attncert.hard.tables import Table, restrict_table
-from attncert.model.spec import Model
 
 __all__ = ["LayerStages", "S1Claim", "layer_claims", "statements"]
 
@@ -74,81 +71,6 @@ __implements__ = (
     "Hahn S1 eq. (32)",
 )
 
-SAMPLES = 200  # Definition 19 draws when the search was not the random back-end
-MAX_EXACT_BITS = 10  # union of bits for the exact P(X) of one event
-MAX_EXACT_TAIL = 4000  # free bits for the exact binomial tail of Lemma 21
-
-
-@dataclass(frozen=True)
-class S1Claim:
-    """One S1 statement (part) on the instance. ``status``: ``holds`` / ``fails`` (value
-    against bound), ``instance`` (a definition instantiated: nothing to compare), ``not run``
-    (the stage was skipped), ``undecided`` (not computable here, ``note`` says why).
-    ``in_range`` is ``False`` when the statement's own hypotheses (k ≥ K, n ≥ N, δ ≤ 1) fail
-    on this instance — the bound is still evaluated and shown."""
-
-    statement: str  # "Lemma 6", "Definition 7", "eq. (6)"
-    part: str  # "6.1", "(5)", "" …
-    layer: int
-    asserts: str
-    value: str = ""
-    bound: str = ""
-    relation: str = ""  # "<=", ">=", "" (nothing to compare)
-    status: str = "instance"
-    in_range: bool | None = None
-    note: str = ""
-
-    @property
-    def holds(self) -> bool | None:
-        return {"holds": True, "fails": False}.get(self.status)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "statement": f"S1 {self.statement}",
-            "part": self.part,
-            "layer": self.layer,
-            "asserts": self.asserts,
-            "value": self.value,
-            "bound": self.bound,
-            "relation": self.relation,
-            "status": self.status,
-            "holds": self.holds,
-            "in_range": self.in_range,
-            "note": self.note,
-        }
-
-
-@dataclass(frozen=True, eq=False)
-class LayerStages:
-    """What the pipeline knows after reducing layer ``ell`` (see the module docstring)."""
-
-    model: Model
-    ell: int
-    tables: tuple[Table, ...]  # layer ℓ−1 tables (before ρ₀ is applied)
-    rho0: Restriction
-    rho1: Restriction
-    rho2: Restriction
-    rho3: Restriction
-    new_tables: tuple[Table, ...]  # layer ℓ tables under ρ₃
-    k: int
-    eta: Fraction
-    q: Fraction
-    delta: Fraction
-    paper_stages: bool = True
-    top: int = 8
-    stage2: dict = field(default_factory=dict)
-    stage3: dict = field(default_factory=dict)
-    seed: int = 0
-
-
-def _fr(x: Fraction | int) -> str:
-    return str(Fraction(x))
-
-
-def _cmp(value: Fraction | int, bound: Fraction | int, rel: str) -> str:
-    ok = value <= bound if rel == "<=" else value >= bound
-    return "holds" if ok else "fails"
-
 
 def _restrict(tables: Sequence[Table], rho: Restriction) -> tuple[Table, ...]:
     return tuple(restrict_table(t, rho) for t in tables)
@@ -174,94 +96,6 @@ def _sequence_length(tr: TupleRanking, tabs: Sequence[Table]) -> int:
             length += 1
         seen |= set(tabs[key.position].deps)
     return length
-
-
-def _argmax_rows(tr: TupleRanking, m: int) -> tuple[int, ...]:
-    key = next(key for key in tr.keys if key.position == m)
-    best = max(key.row_scores)
-    return tuple(r for r, s in enumerate(key.row_scores) if s == best)
-
-
-def _prob_x(
-    tr: TupleRanking, tabs: Sequence[Table], k: int, q: Fraction, base: int
-) -> Fraction | None:
-    """P(X) under Definition 19: none of the tuple's k layer-0 heads has all its bits fixed to
-    an assignment achieving the maximum attention value. Exact; None if too many bits."""
-    heads = _k_depends(tr, k)
-    bits = sorted({u for m in heads for u in tabs[m].deps})
-    if len(bits) > MAX_EXACT_BITS:
-        return None
-    targets = [(tabs[m].deps, set(_argmax_rows(tr, m))) for m in heads]
-    p_sym, p_free = q / base, 1 - q
-    total = Fraction(0)
-    for combo in itertools.product(range(-1, base), repeat=len(bits)):
-        val = dict(zip(bits, combo, strict=True))
-        hit = False
-        for deps, rows in targets:
-            if all(val[u] >= 0 for u in deps):
-                r = 0
-                for u in deps:
-                    r = r * base + val[u]
-                if r in rows:
-                    hit = True
-                    break
-        if not hit:
-            total += math.prod((p_free if v < 0 else p_sym) for v in combo)
-    return total
-
-
-def _binomial_tail(m: int, q: Fraction, t: Fraction) -> Fraction:
-    return sum(
-        (math.comb(m, x) * q**x * (1 - q) ** (m - x) for x in range(m + 1) if x > t),
-        Fraction(0),
-    )
-
-
-def _exp_le(value: Fraction, exponent: Fraction) -> bool | None:
-    """value ≤ exp(exponent), decided with arb balls (None if undecided)."""
-    import sympy as sp
-
-    from attncert.symbolic.rigorous import decide
-
-    return decide(
-        sp.Rational(value.numerator, value.denominator)
-        <= sp.exp(sp.Rational(exponent.numerator, exponent.denominator)),
-        {},
-    )
-
-
-def _power(base: Fraction, exponent: Fraction) -> float:
-    return float(base) ** float(exponent) if base > 0 else 0.0
-
-
-def _sample_def19(events, tabs, free, base, q, delta, rng, draws) -> tuple[int, int, int]:
-    """Definition 19 drawn ``draws`` times: (X₀ avoided, every X avoided, both)."""
-    free = np.array(free, dtype=np.int64)
-    bound = (1 + delta) * q * len(free)
-    ok0 = okx = both = 0
-    for _ in range(draws):
-        fixed = rng.random(len(free)) < float(q)
-        syms = rng.integers(0, base, size=len(free))
-        val = {int(u): int(s) for u, s, f in zip(free, syms, fixed, strict=True) if f}
-        a0 = int(fixed.sum()) <= bound
-        ax = True
-        for heads in events:
-            hit = False
-            for deps, rows in heads:
-                if all(u in val for u in deps):
-                    r = 0
-                    for u in deps:
-                        r = r * base + val[u]
-                    if r in rows:
-                        hit = True
-                        break
-            if not hit:
-                ax = False
-                break
-        ok0 += a0
-        okx += ax
-        both += a0 and ax
-    return ok0, okx, both
 
 
 def layer_claims(st: LayerStages) -> list[S1Claim]:
@@ -301,7 +135,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "(2)",
         "hypothesis: ≥ Cn inputs free before this layer",
         value=str(free0),
-        bound=_fr(C * n),
+        bound=fr(C * n),
         relation=">=",
         status="holds",
         note=f"C = {C}",
@@ -337,9 +171,9 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             "proof",
             "inputs fixed by Stage 1 (those feeding > c/(ηC) activations) ≤ ηCn",
             value=str(heavy),
-            bound=_fr(eta * C * n),
+            bound=fr(eta * C * n),
             relation="<=",
-            status=_cmp(heavy, eta * C * n, "<="),
+            status=compare(heavy, eta * C * n, "<="),
         )
         fan = max(feeds.values(), default=0)
         add(
@@ -347,18 +181,18 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             "6.1",
             "each ρ₁-free input feeds ≤ (1/η)c/C layer-0 activations",
             value=str(fan),
-            bound=_fr(Fraction(c) / (eta * C)),
+            bound=fr(Fraction(c) / (eta * C)),
             relation="<=",
-            status=_cmp(fan, Fraction(c) / (eta * C), "<="),
+            status=compare(fan, Fraction(c) / (eta * C), "<="),
         )
         add(
             "Lemma 6",
             "6.2 (5)",
             "#free(ρ₁) ≥ (1−η)Cn",
             value=str(st.rho1.num_free),
-            bound=_fr((1 - eta) * C * n),
+            bound=fr((1 - eta) * C * n),
             relation=">=",
-            status=_cmp(st.rho1.num_free, (1 - eta) * C * n, ">="),
+            status=compare(st.rho1.num_free, (1 - eta) * C * n, ">="),
         )
     else:
         add("Lemma 6", "", "Stage 1 (Lemma 6)", status="not run", note="paper_stages = False")
@@ -371,7 +205,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         value=str(vmax),
         bound=str(vals_c),
         relation="<=",
-        status=_cmp(vmax, vals_c, "<="),
+        status=compare(vmax, vals_c, "<="),
     )
     # ------------------------------------------------------------------ Definitions 7-8, Lemma 9
     total1 = H * sum(len(t.values) for t in tabs1)
@@ -448,7 +282,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         value=str(max((len(h) for h in heads_of), default=0)),
         bound=str(k),
         relation="<=",
-        status=_cmp(max((len(h) for h in heads_of), default=0), k, "<="),
+        status=compare(max((len(h) for h in heads_of), default=0), k, "<="),
     )
     mb = max((len(b) for b in bits_of), default=0)
     add(
@@ -458,7 +292,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         value=str(mb),
         bound=str(c * k),
         relation="<=",
-        status=_cmp(mb, c * k, "<="),
+        status=compare(mb, c * k, "<="),
     )
     nb = _max_neighbours(uns2, tabs2, k)
     add(
@@ -484,10 +318,10 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
                 "Lemma 15",
                 "bits",
                 "fixing an overloaded layer-0 head restricts ≤ c more inputs",
-                value=_fr(per_head),
+                value=fr(per_head),
                 bound=str(c),
                 relation="<=",
-                status=_cmp(per_head, c, "<="),
+                status=compare(per_head, c, "<="),
                 note=f"{len(rounds)} round(s), {U} head(s) fixed",
             )
             add(
@@ -497,7 +331,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
                 value=str(min(gains)),
                 bound=str(k * H),
                 relation=">=",
-                status=_cmp(min(gains), k * H, ">="),
+                status=compare(min(gains), k * H, ">="),
                 note="fewest tuples newly satisfied in a round",
             )
         else:
@@ -520,20 +354,20 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             "(13)",
             "the sequence has U ≤ |Σ|^c n/k steps",
             value=str(U),
-            bound=_fr(Fraction(vals_c * n_tok, k)),
+            bound=fr(Fraction(vals_c * n_tok, k)),
             relation="<=",
-            status=_cmp(U, Fraction(vals_c * n_tok, k), "<="),
+            status=compare(U, Fraction(vals_c * n_tok, k), "<="),
         )
         add(
             "Lemma 17",
             "17.1 (12)",
             "#free(ρ₂) ≥ (1−2η)Cn",
             value=str(st.rho2.num_free),
-            bound=_fr((1 - 2 * eta) * C * n),
+            bound=fr((1 - 2 * eta) * C * n),
             relation=">=",
-            status=_cmp(st.rho2.num_free, (1 - 2 * eta) * C * n, ">="),
+            status=compare(st.rho2.num_free, (1 - 2 * eta) * C * n, ">="),
             in_range=Fraction(vals_c * c, k) <= eta * C,
-            note=f"the lemma needs k ≥ |Σ|^c c/(ηC) = {_fr(Fraction(vals_c * c) / (eta * C))}",
+            note=f"the lemma needs k ≥ |Σ|^c c/(ηC) = {fr(Fraction(vals_c * c) / (eta * C))}",
         )
         per_l0 = Counter(m for hs in heads_of for m in hs)
         worst = max(per_l0.values(), default=0)
@@ -544,7 +378,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             value=str(worst),
             bound=str(vals_c * k * H),
             relation="<=",
-            status=_cmp(worst, vals_c * k * H, "<="),
+            status=compare(worst, vals_c * k * H, "<="),
         )
     else:
         for s in ("Lemma 15", "Definition 16", "Lemma 17"):
@@ -555,9 +389,9 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "18.2",
         "an unsatisfied tuple has ≤ f = (|Σ|^c/η)c²k²H/C unsatisfied neighbours",
         value=str(nb),
-        bound=_fr(f_supp),
+        bound=fr(f_supp),
         relation="<=",
-        status=_cmp(nb, f_supp, "<="),
+        status=compare(nb, f_supp, "<="),
     )
     # ------------------------------------------------------------------ Stage 3
     m = st.rho2.num_free
@@ -565,8 +399,8 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "Definition 19",
         "",
         "each ρ₂-free input is fixed to each symbol w.p. q/|Σ|, left free w.p. 1 − q",
-        value=f"{m} free inputs, {_fr(q * m)} fixed on average",
-        bound=f"X₀: more than (1+δ)q·{m} = {_fr((1 + delta) * q * m)} fixed",
+        value=f"{m} free inputs, {fr(q * m)} fixed on average",
+        bound=f"X₀: more than (1+δ)q·{m} = {fr((1 + delta) * q * m)} fixed",
     )
     nev = len(uns2)
     add(
@@ -577,9 +411,9 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         value=str(nev),
         bound=str(vals_c * H * n_tok),
         relation="<=",
-        status=_cmp(nev, vals_c * H * n_tok, "<="),
+        status=compare(nev, vals_c * H * n_tok, "<="),
     )
-    _stage3_claims(
+    stage3_claims(
         st,
         add,
         c=c,
@@ -604,153 +438,9 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         value=str(width),
         bound=str(wb),
         relation="<=",
-        status=_cmp(width, wb, "<="),
+        status=compare(width, wb, "<="),
     )
     return out
-
-
-def _stage3_claims(
-    st: LayerStages, add, *, c, C, Cp, H, base, uns2, tabs2, heads_of, nev, nb, f_supp, n_tok
-) -> None:
-    from attncert.symbolic.constants import lemma_constants
-    from attncert.symbolic.params import lll_params
-
-    k, eta, q, delta, n = st.k, st.eta, st.q, st.delta, st.rho0.n
-    m = st.rho2.num_free
-    try:
-        lc = lemma_constants(lll_params(c, H, C, Cp, eta, q, delta), "supplement")
-        K, N = lc.k, lc.N_eq11
-    except Exception:  # pragma: no cover - parameters outside Lemma 4 (e.g. C′ ≥ C)
-        K = N = None
-    rng_note = "" if K is None else f"the lemma applies for k ≥ K = {K}, n ≥ N = {N}"
-    in_range = None if K is None else (k >= K and n >= N)
-    if in_range is False:
-        why = []
-        if k < K:
-            why.append(f"k = {k} < K = {K}")
-        if n < N:
-            why.append(f"n < N (n = {n}, N = {N})")
-        rng_note = "outside the lemma's range (" + ", ".join(why) + ")"
-    # Lemma 21: Chernoff
-    expo = -(delta**2) * q * (1 - 2 * eta) * C * n / 3
-    bound21 = math.exp(float(expo))
-    thr = (1 + delta) * q * m
-    if m <= MAX_EXACT_TAIL:
-        tail = _binomial_tail(m, q, thr)
-        ok = _exp_le(tail, expo)
-        status = "undecided" if ok is None else ("holds" if ok else "fails")
-        val = f"{float(tail):.3e} (exact)"
-    else:
-        status, val = "undecided", "not computed (too many free inputs)"
-    add(
-        "Lemma 21",
-        "(18)",
-        "P(X₀) ≤ exp(−δ²q(1−2η)Cn/3)",
-        value=val,
-        bound=f"{bound21:.3e}",
-        relation="<=",
-        status=status,
-        in_range=delta <= 1 and m >= (1 - 2 * eta) * C * n,
-        note="Chernoff (Mitzenmacher–Upfal Thm 4.4) needs δ ≤ 1 and ≥ (1−2η)Cn free inputs",
-    )
-    # Lemma 22
-    exponent22 = Fraction(k) * eta * C / (c * c)
-    bound22 = _power(1 - (q / base) ** c, exponent22)
-    probs = [_prob_x(tr, tabs2, k, q, base) for tr in uns2]
-    known = [p for p in probs if p is not None]
-    if not uns2:
-        add(
-            "Lemma 22",
-            "(19)",
-            "P(X) ≤ (1 − (q/|Σ|)^c)^{kηC/c²}",
-            bound=f"{bound22:.4f}",
-            relation="<=",
-            status="holds",
-            note="vacuous: no event (every tuple satisfied after Stage 2)",
-        )
-    else:
-        worst = max(known) if known else None
-        add(
-            "Lemma 22",
-            "(19)",
-            "P(X) ≤ (1 − (q/|Σ|)^c)^{kηC/c²} for every event",
-            value="" if worst is None else f"{float(worst):.4f} (max exact P(X))",
-            bound=f"{bound22:.4f}",
-            relation="<=",
-            status="undecided"
-            if worst is None
-            else ("holds" if float(worst) <= bound22 else "fails"),
-            note=f"{len(probs) - len(known)} events too large for the exact computation"
-            if len(known) < len(probs)
-            else "",
-        )
-    # Lemma 23: the LLL conditions with A = 1/k², B = 1/2
-    A = Fraction(1, k * k)
-    rhs31 = float(A) * 0.5 * _power(1 - A, f_supp)
-    rhs32 = 0.5 * _power(1 - A, Fraction(base**c * H * n_tok))
-    add(
-        "Lemma 23",
-        "(31)",
-        "P(X) ≤ A(1−B)(1−A)^f with A = 1/k², B = ½ (Lemma 22's bound as P(X))",
-        value=f"{bound22:.3e}",
-        bound=f"{rhs31:.3e}",
-        relation="<=",
-        status="holds" if bound22 <= rhs31 else "fails",
-        in_range=in_range,
-        note=rng_note,
-    )
-    add(
-        "Lemma 23",
-        "(32)",
-        "P(X₀) ≤ B(1−A)^{|Σ|^c Hn} (Lemma 21's bound as P(X₀))",
-        value=f"{bound21:.3e}",
-        bound=f"{rhs32:.3e}",
-        relation="<=",
-        status="holds" if bound21 <= rhs32 else "fails",
-        in_range=in_range,
-        note=rng_note,
-    )
-    # what a random restriction (Definition 19) achieves on this instance
-    s3 = st.stage3
-    if s3.get("method") == "random":
-        achieved = (
-            f"random back-end: {s3.get('successes')} of {s3.get('tries')} draws captured every head"
-        )
-    elif nev == 0:
-        achieved = "no event to avoid: Stage 3 had nothing to do"
-    else:
-        events = [
-            [(tabs2[mm].deps, set(_argmax_rows(tr, mm))) for mm in hs]
-            for tr, hs in zip(uns2, heads_of, strict=True)
-        ]
-        rng = np.random.default_rng(st.seed + st.ell)
-        a0, ax, both = _sample_def19(
-            events, tabs2, st.rho2.free_positions, base, q, delta, rng, SAMPLES
-        )
-        achieved = (
-            f"Definition 19 drawn {SAMPLES}×: X₀ avoided {a0}, every X avoided {ax}, both {both} "
-            f"(the search used {s3.get('method', '?')})"
-        )
-    add(
-        "Lemma 23",
-        "",
-        "with positive probability a ρ₃ avoids X₀ and every X",
-        value=achieved,
-        in_range=in_range,
-        note=rng_note or "the LLL guarantees existence, not a rate",
-    )
-    target = (1 - 2 * eta) * (1 - (1 + delta) * q) * C * n
-    add(
-        "Corollary 24",
-        "",
-        "#free(ρ₃) ≥ (1−2η)(1−(1+δ)q)Cn = C′n",
-        value=str(st.rho3.num_free),
-        bound=_fr(target),
-        relation=">=",
-        status=_cmp(st.rho3.num_free, target, ">="),
-        in_range=in_range,
-        note=f"found by {s3.get('method', '?')}" + (f"; {rng_note}" if rng_note else ""),
-    )
 
 
 def statements(traces: Sequence[dict]) -> list[str]:
