@@ -101,7 +101,7 @@ __implements__ = ("Hahn Lemma 5", "Hahn Theorem 6")
 STATUS = {
     "one layer": "proved, with an explicit constant from the weights (one_layer_mass_bound)",
     "two or more layers": "conjecture: the regularity argument's Lemma A4 fails as stated "
-    "(docs/parity-rate.md, 'Several layers'); measured rates agree with 1/n²",
+    "(docs/parity-rate.md, 'Several layers'); soft_parity's measured rate agrees with 1/n²",
 }
 
 

@@ -40,7 +40,7 @@ from attncert.symbolic.displays import DISPLAYS
 from attncert.symbolic.params import LLLParams
 from attncert.symbolic.prover import prove
 
-__all__ = ["ClaimResult", "Report", "Verdict", "check_claim", "check_claims"]
+__all__ = ["ClaimResult", "Report", "Verdict", "check_claim", "check_claims", "decide_claim"]
 
 
 class Verdict(Enum):
@@ -122,6 +122,15 @@ def _verdict(
     if claim.citation and sr.undecided == 0:
         return Verdict.CITED, f"{claim.citation}; {tally}", None
     return Verdict.UNKNOWN, f"{pr.evidence}; {tally}", None
+
+
+def decide_claim(
+    claim: Claim, fixed: dict[str, Fraction] | None = None
+) -> tuple[Verdict, str, Counterexample | None]:
+    """Decide any :class:`Claim` (also one defined outside :data:`CLAIMS`): proved by the
+    sympy prover, refuted by a verified counterexample, ``holds`` on a finite domain decided
+    at every point, ``cited``, or unknown — with the evidence."""
+    return _verdict(claim, dict(fixed or {}))
 
 
 @cache
