@@ -19,6 +19,33 @@ from attncert.hard.tables import initial_tables
 from attncert.model import random_model, zoo_model
 from attncert.paper import implements
 
+__implements__ = (
+    "Hahn eq. (5)",
+    "Hahn eq. (6)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 Definition 3",
+    "Hahn S1 Lemma 4",
+    "Hahn S1 Definition 5",
+    "Hahn S1 eq. (2)",
+    "Hahn S1 eq. (3)",
+    "Hahn S1 eq. (5)",
+    "Hahn S1 eq. (7)",
+    "Hahn S1 eq. (8)",
+    "Hahn S1 eq. (9)",
+    "Hahn S1 eq. (10)",
+    "Hahn S1 eq. (11)",
+    "Hahn S1 eq. (12)",
+    "Hahn S1 eq. (13)",
+    "Hahn S1 eq. (16)",
+    "Hahn S1 eq. (17)",
+    "Hahn S1 eq. (18)",
+    "Hahn S1 eq. (19)",
+    "Hahn S1 eq. (20)",
+    "Hahn S1 eq. (28)",
+    "Hahn S1 eq. (31)",
+    "Hahn S1 eq. (32)",
+)
+
 KNOWN = {
     *(f"S1 Definition {i}" for i in (2, 3, 5, 7, 8, 11, 12, 14, 16, 19, 20)),
     *(f"S1 Lemma {i}" for i in (4, 6, 9, 10, 13, 15, 17, 21, 22, 23)),

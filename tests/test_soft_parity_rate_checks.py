@@ -12,7 +12,6 @@ import sympy as sp
 
 from attncert.cli.main import main
 from attncert.model import random_model, zoo_model
-from attncert.paper import implements
 from attncert.soft.parity_rate import STATUS, accepted_parity, status_for
 from attncert.soft.parity_rate_checks import (
     CLAIMS,
@@ -31,7 +30,6 @@ def checked():
     return check_parity_rate()
 
 
-@implements("Hahn Lemma 5")
 def test_every_inequality_is_decided_and_only_lemma_a4_fails(checked):
     by = {r.id: r.verdict for r in checked.results}
     assert by.pop("A4.conclusion") == "refuted"

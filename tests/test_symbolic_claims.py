@@ -16,6 +16,18 @@ from attncert.symbolic.prover import prove
 from attncert.symbolic.rigorous import decide, to_arb
 from attncert.symbolic.runner import Verdict, check_claim, check_claims
 
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn eq. (8)",
+    "Hahn eq. (9)",
+    "Hahn eq. (10)",
+    "Hahn eq. (12)",
+    "Hahn S1 Lemma 17",
+    "Hahn S1 Lemma 21",
+    "Hahn S1 Lemma 22",
+    "Hahn S1 Lemma 23",
+)
+
 #: The claims the checker must find false as written (the finding of issue 4).
 EXPECTED_REFUTED = {
     "def5.suggested-choice",  # supplement: 2η = 1 − 2C′/C gives η ≤ 0 when C′/C ≥ ½

@@ -19,6 +19,15 @@ from attncert.symbolic.constants import (
 )
 from attncert.symbolic.params import default_def5
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn eq. (11)",
+    "Hahn eq. (12)",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Definition 5",
+    "Hahn S1 eq. (4)",
+)
+
 mpmath.iv.dps = 60
 
 

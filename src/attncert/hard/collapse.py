@@ -45,6 +45,13 @@ from attncert.hard.tables import (
 from attncert.model.exact import ExactHead, ScoreFilter, exact_weights
 from attncert.model.spec import AttentionKind, Head, Model
 
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+)
+
 _CHUNK = 256
 
 

@@ -39,6 +39,14 @@ from attncert.hard.stages import Invariant, stage1, stage2
 from attncert.hard.tables import Table, initial_tables, restrict_table
 from attncert.model.spec import Model
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Corollary 2",
+    "Hahn Lemma 4",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Lemma 4",
+)
+
 
 @dataclass(frozen=True)
 class Options:

@@ -21,6 +21,16 @@ from attncert.hard.restriction import Restriction
 from attncert.hard.search.ranking import TupleRanking
 from attncert.hard.tables import Table
 
+__implements__ = (
+    "Hahn S1 Lemma 6",
+    "Hahn S1 Lemma 15",
+    "Hahn S1 Definition 16",
+    "Hahn S1 Lemma 17",
+    "Hahn S1 Corollary 18",
+    "Hahn S1 eq. (5)",
+    "Hahn S1 eq. (11)",
+)
+
 
 @dataclass(frozen=True)
 class Invariant:

@@ -23,6 +23,13 @@ from attncert.hard.restriction import Restriction
 from attncert.model.exact import exact_weights, position_part_exact
 from attncert.model.spec import Model
 
+__implements__ = (
+    "Hahn Definition 3",
+    "Hahn eq. (4)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 eq. (1)",
+)
+
 Vector = tuple[fmpq, ...]
 
 

@@ -95,7 +95,6 @@ __all__ = [
     "status_for",
 ]
 
-__implements__ = ("Hahn Lemma 5", "Hahn Theorem 6")
 
 #: What is known about the Proposition, by depth (printed by ``sensitivity --parity-rate``).
 STATUS = {

@@ -38,7 +38,6 @@ __all__ = [
     "lemma_a4_counterexample",
 ]
 
-__implements__ = ("Hahn Lemma 5",)
 
 DOC = "docs/parity-rate.md"
 S = sp.Symbol

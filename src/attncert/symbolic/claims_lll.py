@@ -65,6 +65,19 @@ from attncert.symbolic.claim_vars import (
     q,
 )
 
+__implements__ = (
+    "Hahn eq. (6)",
+    "Hahn eq. (10)",
+    "Hahn eq. (11)",
+    "Hahn eq. (12)",
+    "Hahn S1 Lemma 23",
+    "Hahn S1 Corollary 24",
+    "Hahn S1 eq. (3)",
+    "Hahn S1 eq. (31)",
+    "Hahn S1 eq. (32)",
+    "Hahn S1 eq. (33)",
+)
+
 __all__ = ["LLL_CLAIMS"]
 
 S = sp.Symbol

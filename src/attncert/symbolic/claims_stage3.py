@@ -53,6 +53,22 @@ from attncert.symbolic.claim_vars import (
     x_,
 )
 
+__implements__ = (
+    "Hahn eq. (8)",
+    "Hahn eq. (9)",
+    "Hahn S1 Lemma 21",
+    "Hahn S1 Lemma 22",
+    "Hahn S1 eq. (18)",
+    "Hahn S1 eq. (19)",
+    "Hahn S1 eq. (21)",
+    "Hahn S1 eq. (22)",
+    "Hahn S1 eq. (23)",
+    "Hahn S1 eq. (25)",
+    "Hahn S1 eq. (26)",
+    "Hahn S1 eq. (27)",
+    "Hahn S1 eq. (29)",
+)
+
 __all__ = ["STAGE3_CLAIMS"]
 
 S = sp.Symbol

@@ -49,6 +49,27 @@ from attncert.symbolic.claim_vars import (
     w,
 )
 
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn S1 Definition 5",
+    "Hahn S1 Lemma 6",
+    "Hahn S1 Lemma 9",
+    "Hahn S1 Lemma 15",
+    "Hahn S1 Lemma 17",
+    "Hahn S1 Corollary 18",
+    "Hahn S1 eq. (5)",
+    "Hahn S1 eq. (6)",
+    "Hahn S1 eq. (10)",
+    "Hahn S1 eq. (11)",
+    "Hahn S1 eq. (12)",
+    "Hahn S1 eq. (13)",
+    "Hahn S1 eq. (14)",
+    "Hahn S1 eq. (15)",
+    "Hahn S1 eq. (16)",
+    "Hahn S1 eq. (24)",
+    "Hahn S1 eq. (30)",
+)
+
 __all__ = ["STAGE_CLAIMS"]
 
 _r = Cp / C

@@ -19,6 +19,51 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__implements__ = (
+    "Hahn eq. (4)",
+    "Hahn eq. (5)",
+    "Hahn eq. (6)",
+    "Hahn eq. (7)",
+    "Hahn eq. (8)",
+    "Hahn eq. (9)",
+    "Hahn eq. (10)",
+    "Hahn eq. (11)",
+    "Hahn eq. (12)",
+    "Hahn S1 eq. (1)",
+    "Hahn S1 eq. (2)",
+    "Hahn S1 eq. (3)",
+    "Hahn S1 eq. (4)",
+    "Hahn S1 eq. (5)",
+    "Hahn S1 eq. (6)",
+    "Hahn S1 eq. (7)",
+    "Hahn S1 eq. (8)",
+    "Hahn S1 eq. (9)",
+    "Hahn S1 eq. (10)",
+    "Hahn S1 eq. (11)",
+    "Hahn S1 eq. (12)",
+    "Hahn S1 eq. (13)",
+    "Hahn S1 eq. (14)",
+    "Hahn S1 eq. (15)",
+    "Hahn S1 eq. (16)",
+    "Hahn S1 eq. (17)",
+    "Hahn S1 eq. (18)",
+    "Hahn S1 eq. (19)",
+    "Hahn S1 eq. (20)",
+    "Hahn S1 eq. (21)",
+    "Hahn S1 eq. (22)",
+    "Hahn S1 eq. (23)",
+    "Hahn S1 eq. (24)",
+    "Hahn S1 eq. (25)",
+    "Hahn S1 eq. (26)",
+    "Hahn S1 eq. (27)",
+    "Hahn S1 eq. (28)",
+    "Hahn S1 eq. (29)",
+    "Hahn S1 eq. (30)",
+    "Hahn S1 eq. (31)",
+    "Hahn S1 eq. (32)",
+    "Hahn S1 eq. (33)",
+)
+
 __all__ = ["DISPLAYS", "Display", "display"]
 
 MAIN = "Hahn 2020 §5/§5.1"

@@ -12,6 +12,13 @@ from attncert.hard.collapse import head_scores, row_index
 from attncert.hard.tables import Table, stack_values
 from attncert.model.spec import AttentionKind, Model
 
+__implements__ = (
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+    "Hahn S1 eq. (8)",
+)
+
 _CHUNK = 256
 
 
