@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from fractions import Fraction
 
 import pytest
 import sympy as sp
@@ -218,3 +219,24 @@ def test_neighbour_events_counterexample_by_hand():
     events = 2 * (2 * (2 * F * H) - 2)
     f = 4 * H / (env["eta"] * env["C"])
     assert events == 8 * F * H - 4 and events > f
+
+
+@implements("Hahn S2 eq. (34)", "Hahn S2 eq. (35)")
+def test_supplement_s2_steps_as_printed():
+    """S2: the published (34) is refuted (weights move, values do not), (35)'s identity and
+    calculation (4) hold; calculation (5)'s first inequality needs Σd ≥ 0 and is refuted at
+    c = (1, 1), d = (−9/10, 0) — re-checked here by hand."""
+    from attncert.symbolic.claims_s2 import check_s2
+
+    got = {k: v for k, (v, _) in check_s2().items()}
+    assert got == {
+        "s2.eq34[published]": "refuted",
+        "s2.eq35-identity": "proved",
+        "s2.calc4": "proved",
+        "s2.calc5[printed]": "refuted",
+    }
+    c, d = (Fraction(1), Fraction(1)), (Fraction(-9, 10), Fraction(0))
+    S, D = sum(c), sum(d)
+    lhs = abs(c[1] * D - d[1] * S) / (S * (S + D))
+    rhs = (c[1] * (abs(d[0]) + abs(d[1])) + abs(d[1]) * S) / S**2
+    assert lhs > rhs and S + D > 0
