@@ -367,4 +367,3 @@ def one_layer_mass_bound(model: Model) -> OneLayerMassBound:
         tuple(channels),
         (mpmath.mpf(s_lo), mpmath.mpf(s_hi)),
     )
-

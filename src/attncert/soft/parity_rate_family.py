@@ -350,5 +350,3 @@ def plot_family_profiles(profiles: Sequence[FamilyProfile], ax=None):
     ax.set_title("one-residue-class family")
     ax.legend(fontsize=8)
     return ax
-
-
