@@ -12,6 +12,18 @@ from attncert.hard.pipeline import CertificationFailed, certify
 from attncert.languages import language
 from attncert.model import forward_exact, random_model, zoo_model
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Corollary 2",
+    "Hahn Lemma 4",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Lemma 4",
+    "Hahn Definition 3",
+    "Hahn eq. (4)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 eq. (1)",
+)
+
 CASES = [
     # (layers, heads, d, kind, mask, seed, n)
     (1, 1, 8, "leftmost", "none", 0, 8),

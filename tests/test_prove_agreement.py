@@ -27,6 +27,21 @@ from attncert.model import forward
 from attncert.model.spec import FeedForward, Layer, Temperature
 from attncert.prove import prove_agreement, recheck
 
+__implements__ = (
+    "Yang Lemma 6",
+    "Yang Lemma 9",
+    "Yang Theorem 12",
+    "Yang Theorem 13",
+    "Yang Theorem 15",
+    "Yang Theorem 16",
+    "Yang Corollary 17",
+    "Yang Corollary 18",
+    "Yang Theorem 20",
+    "Yang Theorem 21",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
+
 ALL = [(name, reg) for name, nf in LIBRARY.items() for reg in nf.regimes()]
 TEMPERATURE = [(name, "temperature") for name in LIBRARY]
 

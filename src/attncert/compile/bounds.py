@@ -22,6 +22,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+__implements__ = (
+    "Yang Lemma 6",
+    "Yang Lemma 7",
+    "Yang Lemma 8",
+)
+
 Bound = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 N_CHECK = 4096

@@ -41,6 +41,19 @@ from attncert.logic.numpred import predicate
 from attncert.logic.printer import to_text
 from attncert.model.spec import Mask, Model, Temperature
 
+__implements__ = (
+    "Yang Lemma 8",
+    "Yang Lemma 9",
+    "Yang Theorem 12",
+    "Yang Theorem 13",
+    "Yang Theorem 15",
+    "Yang Theorem 16",
+    "Yang Corollary 17",
+    "Yang Corollary 18",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
+
 META_VERSION = 1
 # Expressions in the head records are sympy-parsable with these names as Symbols
 # (pass them as ``locals``: ``N`` would otherwise be sympy's ``N`` function).

@@ -34,6 +34,14 @@ from attncert.logic.numpred import predicate
 from attncert.logic.printer import to_text
 from attncert.model.spec import Mask, Temperature
 
+__implements__ = (
+    "Yang Lemma 7",
+    "Yang Theorem 20",
+    "Yang Theorem 21",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
+
 if TYPE_CHECKING:
     from attncert.compile.compiler import FormulaCompiler
 

@@ -66,6 +66,8 @@ from attncert.logic import syntax as s
 from attncert.model.spec import Mask, Model, Temperature
 from attncert.model.zoo import register
 
+__implements__ = ("Yang Theorem 26",)
+
 BOS = "^"
 PROGRAM_VERSION = 1
 

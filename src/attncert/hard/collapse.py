@@ -48,6 +48,13 @@ from attncert.hard.tables import (
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
 
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+)
+
 _CHUNK = 256
 
 

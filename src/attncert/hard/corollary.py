@@ -19,6 +19,8 @@ from __future__ import annotations
 from attncert.languages import DFA, AnBn, Dyck, Language, Parity
 from attncert.restriction import Restriction
 
+__implements__ = ("Hahn Corollary 2",)
+
 
 def separating_pair(lang: Language, rho: Restriction, S: tuple[int, ...]) -> tuple[str, str] | None:
     """Two ρ-compatible strings agreeing on S with different membership, or None."""

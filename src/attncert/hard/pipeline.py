@@ -28,6 +28,7 @@ from attncert.hard.checker import CheckReport, check
 from attncert.hard.collapse import CollapseError, collapse_layer
 from attncert.hard.corollary import separating_pair
 from attncert.hard.output import OutputError, OutputFunction, output_function
+from attncert.hard.s1_claims import LayerStages, layer_claims, statements
 from attncert.hard.search.backends import (
     Method,
     NoRestrictionFound,
@@ -42,6 +43,14 @@ from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_tab
 from attncert.kernel.forward import is_rational
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
+
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Corollary 2",
+    "Hahn Lemma 4",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Lemma 4",
+)
 
 
 @dataclass(frozen=True)
@@ -155,8 +164,10 @@ def reduce_layer(
     C = Fraction(rho.num_free, rho.n) if rho.n else Fraction(1)
     tabs = _restrict_all(tables, rho)
     t0 = time.perf_counter()
+    rho0 = rho1 = rho2 = rho
     if opts.paper_stages:
         rho, inv1 = stage1(tabs, rho, opts.eta)
+        rho1 = rho
         invariants += inv1
         heads = max(1, len(model.layers[ell - 1].heads))
         rho, inv2, info2 = stage2(
@@ -171,6 +182,7 @@ def reduce_layer(
         )
         invariants += inv2
         trace["stage2"] = info2
+        rho2 = rho
         tabs = _restrict_all(tables, rho)
     trace["free_after_stage2"] = rho.num_free
     stage3_rounds = 0
@@ -211,6 +223,30 @@ def reduce_layer(
             "invariants": [i.to_dict() for i in invariants],
         }
     )
+    trace["s1"] = [
+        c.to_dict()
+        for c in layer_claims(
+            LayerStages(
+                model,
+                ell,
+                tables,
+                rho0,
+                rho1,
+                rho2,
+                rho,
+                step.tables,
+                opts.k,
+                opts.eta,
+                opts.q,
+                opts.delta,
+                opts.paper_stages,
+                opts.top,
+                trace.get("stage2", {}),
+                trace.get("stage3", {}),
+                opts.seed,
+            )
+        )
+    ]
     return rho, step.tables, trace
 
 
@@ -302,6 +338,7 @@ def certify(
             "free_fraction": rho.num_free / n,
             "output_values": len(set(out.decisions)),
             "arithmetic": "exact rationals" if ev.field.exact else f"arb, {ev.field.prec} bits",
+            "s1_statements": statements(layer_traces),
             "layers": layer_traces,
         },
     )

@@ -29,6 +29,13 @@ from attncert.kernel.forward import position_rows, word_rows
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
 
+__implements__ = (
+    "Hahn Definition 3",
+    "Hahn eq. (4)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 eq. (1)",
+)
+
 Vector = tuple[Number, ...]
 
 

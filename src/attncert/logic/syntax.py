@@ -26,6 +26,12 @@ from enum import Enum
 
 from attncert.errors import SpecError
 
+__implements__ = (
+    "Yang Definition 10",
+    "Yang Definition 14",
+    "Yang Definition 19",
+)
+
 
 class Formula:
     """Base class of formulas; ``str(f)`` is the text syntax (round-trips with ``parse``)."""

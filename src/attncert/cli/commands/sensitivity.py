@@ -12,7 +12,10 @@ published inequality for comparison); then the fitted decay exponent.
 ``--parity-rate`` adds Proposition (PARITY rate) (``docs/parity-rate.md``): the accept
 logit along the one-residue-class family, its margin and second-difference mass per n
 (exact where the model allows), and for one-layer models the rigorous constant C with
-mass ≤ C/N, so margin ≤ C/(4(K−1)N) = O(1/n²) for any model of this shape.
+mass ≤ C/N, so margin ≤ C/(4(K−1)N) = O(1/n²) for any model of this shape. The
+Proposition is proved for one layer and a conjecture for two or more (the output says
+which). The accepted parity is read from the model's ``meta`` (or ``--accepts even|odd``);
+if the model does not declare one, "even" is assumed and the output says so.
 
 Exit status 0; 2 for bad input.  A model outside Lemma 5 (hard or masked
 attention, temperature growing with n, unbounded positional encodings) is still
@@ -74,6 +77,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also the PARITY-rate family profile (binary models; docs/parity-rate.md)",
     )
+    p.add_argument(
+        "--accepts",
+        choices=("even", "odd"),
+        default=None,
+        help="with --parity-rate: the parity the model accepts (default: read from the "
+        "model's meta; assumed even, and said so, when the model does not declare it)",
+    )
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -95,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.plot:
         plot_sensitivity(report, args.plot)
-    rate = _parity_rate(model, ns) if args.parity_rate else None
+    rate = _parity_rate(model, ns, args.accepts) if args.parity_rate else None
     if args.json:
         out = report.as_dict()
         if rate is not None:
@@ -112,13 +122,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parity_rate(model, ns: list[int]) -> dict:
-    """Proposition (PARITY rate) for the CLI: the rate table and, where it applies, the
-    rigorous one-layer constant."""
+def _parity_rate(model, ns: list[int], accepts: str | None = None) -> dict:
+    """Proposition (PARITY rate) for the CLI: which parity the model accepts (flag, model
+    meta, or an announced assumption), the rate table, the status for this depth (one layer
+    proved, several a conjecture) and, where it applies, the rigorous one-layer constant."""
     from attncert.errors import ParameterError, UnsupportedError
-    from attncert.soft.parity_rate import format_rate_table, one_layer_mass_bound, rate_table
+    from attncert.soft.parity_rate import (
+        accepted_parity,
+        format_rate_table,
+        one_layer_mass_bound,
+        rate_table,
+        status_for,
+    )
 
-    table = rate_table(model, ns)
+    if accepts is not None:
+        even, source = accepts == "even", "--accepts"
+    else:
+        even, source = accepted_parity(model)
+        if even is None:
+            even, source = True, f"assumed even: {source}; pass --accepts odd for the complement"
+    parity = "even" if even else "odd"
+    table = rate_table(model, ns, accepts_even=even)
+    status = status_for(model)
     try:
         b = one_layer_mass_bound(model)
     except (UnsupportedError, ParameterError) as err:
@@ -133,10 +158,14 @@ def _parity_rate(model, ns: list[int]) -> dict:
             "sign-correct model of this shape has margin ≤ C/(4(K−1)N) = O(1/n²)",
         }
     return {
+        "accepts": parity,
+        "accepts_source": source,
+        "status": status,
         "residue": table.residue,
         "rows": [dict(vars(r)) for r in table.rows],
         "margin_exponent": table.margin_exponent,
         "mass_exponent": table.mass_exponent,
-        "table_text": format_rate_table(table),
+        "table_text": f"PARITY rate: accepted parity {parity} ({source})\n"
+        f"Proposition status: {status}\n" + format_rate_table(table),
         "one_layer": one,
     }

@@ -15,6 +15,8 @@ from attncert.errors import SolverTimeout
 from attncert.hard.search.encode import Encoding
 from attncert.restriction import Restriction
 
+__implements__ = ("Hahn S1 Definition 19",)
+
 
 class Method(str, Enum):
     MAXSAT = "maxsat"

@@ -13,6 +13,13 @@ from attncert.hard.tables import Table
 from attncert.model.forward import layer_norm
 from attncert.model.spec import AttentionKind, Model
 
+__implements__ = (
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+    "Hahn S1 eq. (8)",
+)
+
 _CHUNK = 256
 
 
