@@ -147,10 +147,21 @@ def _positions(model: Model, n_tok: int) -> tuple[tuple, ...]:
     return tuple(position_rows(model, n_tok))
 
 
-def initial_tables(ev: Evaluation, rho: Restriction) -> tuple[Table, ...]:
+def evaluation(model: Model) -> Evaluation:
+    """A fresh evaluation in the model's first field: exact rationals for a rational
+    hard model, arb balls at 53 bits otherwise."""
+    from attncert.kernel.forward import is_rational
+
+    return Evaluation(model, Field(None if is_rational(model) else 53))
+
+
+def initial_tables(ev: Evaluation | Model, rho: Restriction) -> tuple[Table, ...]:
     """Layer-0 tables under ρ: a free input position depends on itself, every
     other token (fixed input, BOS, EOS) is constant. Values are the exact layer-0
-    activations (lifted to the field), keyed by their exact value."""
+    activations (lifted to the field), keyed by their exact value. Given a model, a
+    fresh :func:`evaluation` of it is used."""
+    if isinstance(ev, Model):
+        ev = evaluation(ev)
     model = ev.model
     fld = ev.field
     n = rho.n
