@@ -185,6 +185,7 @@ def reduce_layer(
         rho2 = rho
         tabs = _restrict_all(tables, rho)
     trace["free_after_stage2"] = rho.num_free
+    trace["_stages"] = (rho1, rho2)  # moved into the certificate by certify()
     stage3_rounds = 0
     while True:
         rho = _stage3(model, ell, tabs, rho, opts, trace, deadline)
@@ -313,6 +314,7 @@ def certify(
                 decisions,  # type: ignore[arg-type]
             )
     deps_per_layer = [tuple(t.deps for t in tabs) for tabs in tables]
+    stages = tuple(tr.pop("_stages") for tr in layer_traces)
     cert = Certificate(
         model_sha256=model.digest,
         model_name=model.name,
@@ -327,6 +329,7 @@ def certify(
         misclassified=misclassified,
         note=note,
         model_source=model_source if model_source is not None else _embedded(model),
+        stages=stages,
         trace={
             "method": options.method.value,
             "k": options.k,

@@ -228,9 +228,11 @@ def _check_layer(
     claimed: Sequence[Sequence[int]],
     rho: Restriction,
     intern: Interner,
+    stats: dict[str, int] | None = None,
 ) -> tuple[list[_Table], _Values]:
     """Verify layer ℓ's claimed dependency sets and compute its tables (module docstring,
-    claim 3)."""
+    claim 3). ``stats``, if given, counts the (head, position, assignment) cases and those
+    whose attended key is a constant position (a blocker, S1 Definition 7)."""
     fld = maps.field
     li = ell - 1
     layer = model.layers[li]
@@ -262,6 +264,7 @@ def _check_layer(
     constant = np.array([not t.deps for t in tables])
     # every value of every position, grouped per position (for the undetermined maxima)
     pos_vids = [sorted(set(t.vid)) for t in tables]
+    const_vids = {t.vid[0] for t in tables if not t.deps}
     grouping = _Grouping(pos_vids)
     x_rows: list[list[Number]] = []
     attn_rows: list[list[Number]] = []
@@ -312,6 +315,9 @@ def _check_layer(
                         determined,
                         where,
                     )
+                    if stats is not None:
+                        stats["cases"] = stats.get("cases", 0) + 1
+                        stats["blocked"] = stats.get("blocked", 0) + (pick[0] in const_vids)
                     ov = proj[hi].ov
                     if len(pick) == 1:
                         mean = ov[pick[0]]
