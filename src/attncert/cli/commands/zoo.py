@@ -37,7 +37,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from attncert.io import check_output_path
+
     name = args.name[4:] if args.name.startswith("zoo:") else args.name
+    check_output_path(args.path, "PATH")
     model = zoo_model(name)
     path = save_model(model, args.path)
     if args.json:
