@@ -48,8 +48,9 @@ from typing import Any
 
 from flint import arb
 
+from attncert.compile.bounds import temperature_record
 from attncert.compile.builder import HeadSpec
-from attncert.compile.compiler import FormulaCompiler, temperature_record
+from attncert.compile.compiler import FormulaCompiler
 from attncert.compile.regime import Regime
 from attncert.compile.tieless import (
     LengthReport,
