@@ -17,6 +17,8 @@ _LAZY = {
     "save_model": "attncert.model",
     "forward": "attncert.model",
     "forward_exact": "attncert.model",
+    "forward_rigorous": "attncert.kernel.forward",
+    "harden": "attncert.model",
     "zoo_model": "attncert.model",
     "random_model": "attncert.model",
     "certify": "attncert.hard.pipeline",
@@ -26,9 +28,13 @@ _LAZY = {
     "compile_formula": "attncert.compile",
     "prove_agreement": "attncert.prove",
 }
+# sub-packages that are themselves the entry point (``attncert.sweep(...)`` is callable)
+_MODULES = {"sweep": "attncert.sweep"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'attncert' has no attribute {name!r}")
@@ -36,4 +42,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_MODULES])

@@ -184,17 +184,22 @@ def canonical_json(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def check_header(data: Any, source: str, fmt: str, version: int) -> None:
-    """Refuse a document that is not a JSON object of the given ``format`` and ``version``."""
+def check_header(data: Any, source: str, fmt: str, version: int | tuple[int, ...]) -> None:
+    r"""Refuse a document that is not a JSON object of the given ``format`` and one of the
+    accepted ``version``\ s."""
     if not isinstance(data, dict):
         raise SpecError("top level is not a JSON object", where=source)
     if data.get("format") != fmt:
         raise SpecError(
             f"format {data.get('format')!r}", where=f"{source}: format", expected=repr(fmt)
         )
-    if data.get("version") != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    v = data.get("version")
+    if isinstance(v, bool) or v not in versions:
         raise SpecError(
-            f"version {data.get('version')!r}", where=f"{source}: version", expected=str(version)
+            f"version {v!r}",
+            where=f"{source}: version",
+            expected=" or ".join(str(x) for x in versions),
         )
 
 

@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attncert.hard.restriction import Restriction
 from attncert.hard.search.ranking import TupleRanking
 from attncert.hard.tables import Table
+from attncert.restriction import Restriction
 
 
 @dataclass(frozen=True)

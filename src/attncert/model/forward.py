@@ -1,5 +1,10 @@
 """Vectorized float64 forward pass over a batch of equal-length strings.
 
+The semantics are those of :mod:`attncert.model.spec` (pre-/post-norm LayerNorm,
+ReLU/GELU feed-forward, attention biases, final norm, last/first/mean readout);
+this is the *float* evaluator, cross-checked against PyTorch's and Hugging Face's
+own forward passes and against the rigorous evaluator.
+
 Hard attention in float follows the definitions literally: argmax over the
 visible positions, ties to the leftmost / rightmost maximum, or the average
 over all positions attaining the maximum. Float ties are float equalities;
@@ -9,6 +14,7 @@ no key (e.g. position 1 under a strict future mask) gets a zero head output.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,18 +22,18 @@ import numpy as np
 
 from attncert.errors import InputError
 from attncert.model.positional import feature_matrix
-from attncert.model.spec import AttentionKind, Head, Model
+from attncert.model.spec import Activation, AttentionKind, FeedForward, Head, LayerNorm, Model
 
 
 @dataclass(frozen=True, eq=False)
 class LayerTrace:
     """Activations of one layer for a batch (B strings, N tokens, H heads)."""
 
-    scores: np.ndarray  # (B, H, N, N), masked entries -inf
+    scores: np.ndarray  # (B, H, N, N), masked entries -inf (before the temperature)
     weights: np.ndarray  # (B, H, N, N) attention weights (one-hot / uniform / softmax)
-    head_values: np.ndarray  # (B, H, N, d) W_O · attn(W_V y) per head
-    after_attention: np.ndarray  # (B, N, d)
-    output: np.ndarray  # (B, N, d) after the FFN
+    head_values: np.ndarray  # (B, H, N, d) W_O · attn(W_V u + b_V) + b_O per head
+    after_attention: np.ndarray  # (B, N, d) the residual stream after the attention sublayer
+    output: np.ndarray  # (B, N, d) after the FFN sublayer (and its norms)
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,14 +43,44 @@ class Trace:
     tokens: np.ndarray  # (B, N) token ids
     embeddings: np.ndarray  # (B, N, d) layer-0 activations
     layers: tuple[LayerTrace, ...]
-    logits: np.ndarray  # (B,) readout value w·y+b at the decision position
+    logits: np.ndarray  # (B,) readout value w·r+b (r: the decision position, or the mean)
     accept: np.ndarray  # (B,) bool, logit > 0
     outputs: np.ndarray  # (B, N, k) designated output coordinates
     lm_logits: np.ndarray | None  # (B, N, |lm_symbols|)
 
+    final_normed: np.ndarray | None = None  # (B, N, d) after the model's final norm
+
     @property
     def final(self) -> np.ndarray:
+        """The activations the readout reads (after the final norm, if any)."""
+        if self.final_normed is not None:
+            return self.final_normed
         return self.layers[-1].output if self.layers else self.embeddings
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def layer_norm(norm: LayerNorm, y: np.ndarray) -> np.ndarray:
+    """LN over the last axis (biased variance, ε inside the square root, as PyTorch)."""
+    mu = y.mean(axis=-1, keepdims=True)
+    c = y - mu
+    var = (c * c).mean(axis=-1, keepdims=True)
+    return c / np.sqrt(var + norm.eps) * norm.weight + norm.bias
+
+
+def activate(activation: Activation, x: np.ndarray) -> np.ndarray:
+    """The FFN non-linearity in float64 (GELU via the C library's erf)."""
+    if activation is Activation.RELU:
+        return np.maximum(x, 0.0)
+    if activation is Activation.GELU:
+        return 0.5 * x * (1.0 + _ERF(x / math.sqrt(2.0)).astype(np.float64))
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
+    return 0.5 * x * (1.0 + np.tanh(inner))
+
+
+def feed_forward(ffn: FeedForward, y: np.ndarray) -> np.ndarray:
+    return activate(ffn.activation, y @ ffn.w1.T + ffn.b1) @ ffn.w2.T + ffn.b2
 
 
 def embed(model: Model, tokens: np.ndarray) -> np.ndarray:
@@ -108,27 +144,36 @@ def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
     emb = y
     traces = []
     for layer in model.layers:
+        pre = layer.pre_norm
+        u = layer_norm(layer.norm1, y) if pre and layer.norm1 is not None else y
         scores_all, weights_all, values_all = [], [], []
         attn_sum = np.zeros_like(y)
         for head in layer.heads:
-            q = y @ head.w_q.T
-            k = y @ head.w_k.T
+            q = u @ head.w_q.T + head.bias("b_q")
+            k = u @ head.w_k.T + head.bias("b_k")
             scores = q @ np.swapaxes(k, 1, 2)
             w = attention_weights(head, scores, n_tok)
-            v = y @ head.w_v.T
-            out = (w @ v) @ head.w_o.T
+            v = u @ head.w_v.T + head.bias("b_v")
+            out = (w @ v) @ head.w_o.T + head.bias("b_o")
             scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
             weights_all.append(w)
             values_all.append(out)
             attn_sum = attn_sum + out
         after_attn = y + attn_sum if layer.residual else attn_sum
+        if not pre and layer.norm1 is not None:
+            after_attn = layer_norm(layer.norm1, after_attn)
         if layer.ffn is not None:
-            f = layer.ffn
-            hidden = np.maximum(after_attn @ f.w1.T + f.b1, 0.0)
-            ff = hidden @ f.w2.T + f.b2
+            ffn_in = (
+                layer_norm(layer.norm2, after_attn)
+                if pre and layer.norm2 is not None
+                else after_attn
+            )
+            ff = feed_forward(layer.ffn, ffn_in)
             out_y = after_attn + ff if layer.residual else ff
         else:
             out_y = after_attn
+        if not pre and layer.norm2 is not None:
+            out_y = layer_norm(layer.norm2, out_y)
         b = tokens.shape[0]
         h = len(layer.heads)
         traces.append(
@@ -141,17 +186,23 @@ def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
             )
         )
         y = out_y
+    final_normed = None
+    if model.final_norm is not None:
+        y = final_normed = layer_norm(model.final_norm, y)
     r = model.readout
-    pos = r.index(n_tok)
-    logits = y[:, pos, :] @ r.weight + r.bias
+    pooled = y.mean(axis=1) if r.pooled else y[:, r.index(n_tok), :]
+    logits = pooled @ r.weight + r.bias
     outputs = y[:, :, list(r.output_coords)]
     lm = None if r.lm_weight is None else y @ r.lm_weight.T + r.lm_bias
-    return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm)
+    return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm, final_normed)
 
 
 def forward(model: Model, strings: Sequence[str]) -> Trace:
-    """Forward pass on a batch of input strings, all of the same length."""
-    strings = list(strings)
+    """Forward pass on a batch of input strings, all of the same length.
+
+    ``strings`` is a sequence of strings; a bare string is refused (it would silently
+    be read as a batch of one-symbol strings)."""
+    strings = _batch(strings, "forward")
     if not strings:
         raise InputError("empty batch of strings")
     lengths = {len(s) for s in strings}
@@ -163,8 +214,18 @@ def forward(model: Model, strings: Sequence[str]) -> Trace:
     return forward_tokens(model, tokens)
 
 
+def _batch(strings: Sequence[str], what: str) -> list[str]:
+    if isinstance(strings, str):
+        raise InputError(
+            f"{what} takes a sequence of strings, got the bare string {strings[:40]!r}",
+            expected=f"a list such as [{strings[:40]!r}]",
+        )
+    return list(strings)
+
+
 def accepts(model: Model, strings: Sequence[str]) -> np.ndarray:
     """Float decisions for strings of any lengths (grouped by length)."""
+    strings = _batch(strings, "accepts")
     out = np.zeros(len(strings), dtype=bool)
     by_len: dict[int, list[int]] = {}
     for k, s in enumerate(strings):

@@ -1,6 +1,6 @@
 """Saving and loading models: one JSON file, versioned, with a content hash.
 
-Format (``format: "attncert-model"``, ``version: 1``)::
+Format (``format: "attncert-model"``, ``version: 1`` or ``2``)::
 
     {"format": "attncert-model", "version": 1, "name": ..., "alphabet": [...],
      "bos": null, "eos": null,
@@ -14,6 +14,14 @@ Format (``format: "attncert-model"``, ``version: 1``)::
                  "lm_weight": null, "lm_bias": null, "lm_symbols": []},
      "meta": {...}, "sha256": "<hex>"}
 
+Version 2 adds (each optional, ``null`` when absent): per head ``b_q``, ``b_k``,
+``b_v``, ``b_o``; per layer ``norm1``, ``norm2`` (``{"weight", "bias", "eps"}``) and
+``norm_position`` (``"pre"``/``"post"``); per FFN ``activation`` (``"relu"``,
+``"gelu"``, ``"gelu_tanh"``); the model's ``final_norm``; readout position
+``"mean"``. A model that uses none of them is written as version 1, byte for byte as
+before, so its content hash (and every certificate that names it) is unchanged; both
+versions load.
+
 Floats are written with Python's shortest round-trip ``repr``, so save → load is
 bit-for-bit. ``sha256`` is computed over the canonical encoding of everything
 else with each float as ``float.hex()``; loading recomputes it and refuses a
@@ -22,6 +30,7 @@ file whose stored hash differs (an edited or corrupted model).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -31,20 +40,24 @@ from typing import Any
 import numpy as np
 
 from attncert.errors import SpecError
-from attncert.io import read_json, write_atomic
+from attncert.io import canonical_json, read_json, write_atomic
 from attncert.model.positional import PosFeature
 from attncert.model.spec import (
+    BIAS_FIELDS,
     Embedding,
     FeedForward,
     Head,
     Layer,
+    LayerNorm,
     Model,
     Readout,
     Temperature,
+    set_content_hash,
 )
 
 FORMAT = "attncert-model"
-VERSION = 1
+VERSION = 2  # the newest version written; every version in VERSIONS loads
+VERSIONS = (1, 2)
 
 
 def _arr(a: np.ndarray | None, exact: bool) -> Any:
@@ -65,14 +78,27 @@ def _float(x: float, exact: bool) -> Any:
     return float(x).hex() if exact else float(x)
 
 
+def _norm(norm: LayerNorm | None, exact: bool) -> Any:
+    if norm is None:
+        return None
+    return {
+        "weight": _arr(norm.weight, exact),
+        "bias": _arr(norm.bias, exact),
+        "eps": _float(norm.eps, exact),
+    }
+
+
 def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]:
-    """The JSON-ready dictionary of ``model`` (without the hash)."""
+    """The JSON-ready dictionary of ``model`` (without the hash): version 1 when the
+    model uses no version-2 feature, else version 2 (module docstring)."""
     e = exact_floats
+    v2 = bool(model.extensions)
     emb = model.embedding
     layers = []
     for layer in model.layers:
-        heads = [
-            {
+        heads = []
+        for h in layer.heads:
+            hd = {
                 "kind": h.kind.value,
                 "mask": h.mask.value,
                 "temperature": None if h.temperature is None else _temp(h.temperature, e),
@@ -81,17 +107,29 @@ def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]
                 "w_v": _arr(h.w_v, e),
                 "w_o": _arr(h.w_o, e),
             }
-            for h in layer.heads
-        ]
+            if v2:
+                hd.update({name: _arr(getattr(h, name), e) for name in BIAS_FIELDS})
+            heads.append(hd)
         ffn = None
         if layer.ffn is not None:
             f = layer.ffn
             ffn = {k: _arr(getattr(f, k), e) for k in ("w1", "b1", "w2", "b2")}
-        layers.append({"residual": layer.residual, "heads": heads, "ffn": ffn})
+            if v2:
+                ffn["activation"] = f.activation.value
+        ld: dict[str, Any] = {"residual": layer.residual, "heads": heads, "ffn": ffn}
+        if v2:
+            ld.update(
+                {
+                    "norm1": _norm(layer.norm1, e),
+                    "norm2": _norm(layer.norm2, e),
+                    "norm_position": layer.norm_position.value,
+                }
+            )
+        layers.append(ld)
     r = model.readout
-    return {
+    out = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": 2 if v2 else 1,
         "name": model.name,
         "alphabet": list(model.alphabet),
         "bos": model.bos,
@@ -118,6 +156,19 @@ def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]
         },
         "meta": _jsonable(dict(model.meta), "meta"),
     }
+    if v2:
+        out["final_norm"] = _norm(model.final_norm, e)
+    return out
+
+
+def content_hash(model: Model) -> str:
+    """sha256 over the canonical encoding of :func:`model_to_dict` with every float as
+    its exact hex form (what :attr:`Model.digest` returns)."""
+    payload = model_to_dict(model, exact_floats=True)
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+set_content_hash(content_hash)
 
 
 def _temp(t: Temperature, exact: bool) -> dict[str, Any]:
@@ -150,13 +201,19 @@ class _Reader:
         return d[key]
 
     def array(self, value: Any, path: str, ndim: int, cols: int | None = None) -> np.ndarray:
-        """``cols``: the column count of a 2-d array with no rows (JSON ``[]`` loses it)."""
+        """``cols``: the column count of a 2-d array with no rows (JSON ``[]`` loses it).
+        Leaves must be JSON numbers: a string such as ``"0.5"`` or a boolean is refused."""
         try:
-            arr = np.array(value, dtype=np.float64)
+            raw = np.array(value)
         except (TypeError, ValueError):
+            raw = None
+        if raw is None or (raw.dtype.kind not in "iuf" and not (raw.size == 0)):
             raise SpecError(
-                "not a numeric array", where=self.where(path), expected=f"{ndim}-d list of numbers"
-            ) from None
+                "not a numeric array" + _first_non_number(value),
+                where=self.where(path),
+                expected=f"a {ndim}-d list of JSON numbers",
+            )
+        arr = raw.astype(np.float64)
         if arr.ndim != ndim and not (arr.size == 0 and ndim == 2):
             raise SpecError(
                 f"array of shape {arr.shape}",
@@ -175,6 +232,38 @@ class _Reader:
         return arr
 
 
+def _first_non_number(value: Any) -> str:
+    """Where the first leaf that is not a JSON number sits, e.g. ``: [0][2] is '0.5'``."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, list):
+            stack.extend((x, f"{path}[{k}]") for k, x in reversed(list(enumerate(v))))
+        elif isinstance(v, bool) or not isinstance(v, (int, float)):
+            text = repr(v)
+            return f": entry {path or '$'} is {text[:40]}{'…' if len(text) > 40 else ''}"
+    return " (ragged nesting or out-of-range numbers)"
+
+
+def _read_norm(rd: _Reader, value: Any, path: str, d: int) -> LayerNorm | None:
+    if value is None:
+        return None
+    eps = rd.get(value, "eps", path, required=False, default=1e-5)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise SpecError(f"eps {eps!r}", where=rd.where(f"{path}.eps"), expected="a number")
+    try:
+        return LayerNorm(
+            weight=rd.array(rd.get(value, "weight", path), f"{path}.weight", 1),
+            bias=rd.array(rd.get(value, "bias", path), f"{path}.bias", 1),
+            eps=eps,
+        )
+    except SpecError as err:
+        if err.where and err.where.startswith(rd.source or "\0"):
+            raise
+        wh = f"{path}.{err.where}" if err.where else path
+        raise SpecError(err.message, where=rd.where(wh), expected=err.expected) from None
+
+
 def model_from_dict(data: Any, *, source: str = "") -> Model:
     """Build a :class:`Model` from :func:`model_to_dict` output, with located errors."""
     rd = _Reader(source)
@@ -184,8 +273,13 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
     if fmt != FORMAT:
         raise SpecError(f"format {fmt!r}", where=rd.where("format"), expected=repr(FORMAT))
     version = rd.get(data, "version", "version")
-    if version != VERSION:
-        raise SpecError(f"version {version!r}", where=rd.where("version"), expected=str(VERSION))
+    if isinstance(version, bool) or version not in VERSIONS:
+        raise SpecError(
+            f"version {version!r}",
+            where=rd.where("version"),
+            expected=" or ".join(str(v) for v in VERSIONS),
+        )
+    v2 = version >= 2
     try:
         emb_d = rd.get(data, "embedding", "embedding")
         features = []
@@ -219,6 +313,10 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
                     k: rd.array(rd.get(hd, k, hp), f"{hp}.{k}", 2, cols=embedding.d)
                     for k in ("w_q", "w_k", "w_v", "w_o")
                 }
+                if v2:
+                    for name in BIAS_FIELDS:
+                        b = rd.get(hd, name, hp, required=False)
+                        mats[name] = None if b is None else rd.array(b, f"{hp}.{name}", 1)
                 try:
                     heads.append(
                         Head(
@@ -236,29 +334,53 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
             fd = rd.get(ld, "ffn", lp, required=False)
             ffn = None
             if fd is not None:
-                ffn = FeedForward(
-                    **{
-                        k: rd.array(
-                            rd.get(fd, k, f"{lp}.ffn"),
-                            f"{lp}.ffn.{k}",
-                            2 if k[0] == "w" else 1,
-                            cols=embedding.d,
-                        )
-                        for k in ("w1", "b1", "w2", "b2")
-                    }
+                act = rd.get(fd, "activation", f"{lp}.ffn", required=False) if v2 else None
+                try:
+                    ffn = FeedForward(
+                        **{
+                            k: rd.array(
+                                rd.get(fd, k, f"{lp}.ffn"),
+                                f"{lp}.ffn.{k}",
+                                2 if k[0] == "w" else 1,
+                                cols=embedding.d,
+                            )
+                            for k in ("w1", "b1", "w2", "b2")
+                        },
+                        activation=act or "relu",
+                    )
+                except SpecError as err:
+                    if err.where and err.where.startswith(source or "\0"):
+                        raise
+                    raise SpecError(
+                        err.message, where=rd.where(f"{lp}.ffn.{err.where}"), expected=err.expected
+                    ) from None
+            residual = rd.get(ld, "residual", lp, required=False, default=True)
+            if not isinstance(residual, bool):
+                raise SpecError(
+                    f"residual {residual!r}",
+                    where=rd.where(f"{lp}.residual"),
+                    expected="true/false",
                 )
-            layers.append(
-                Layer(
-                    tuple(heads),
-                    ffn,
-                    bool(rd.get(ld, "residual", lp, required=False, default=True)),
+            norms = {}
+            if v2:
+                for name in ("norm1", "norm2"):
+                    norms[name] = _read_norm(
+                        rd, rd.get(ld, name, lp, required=False), f"{lp}.{name}", embedding.d
+                    )
+                norms["norm_position"] = rd.get(
+                    ld, "norm_position", lp, required=False, default="pre"
                 )
-            )
+            try:
+                layers.append(Layer(tuple(heads), ffn, residual, **norms))
+            except SpecError as err:
+                raise SpecError(
+                    err.message, where=rd.where(f"{lp}.{err.where}"), expected=err.expected
+                ) from None
         rdd = rd.get(data, "readout", "readout")
         lm_w = rd.get(rdd, "lm_weight", "readout", required=False)
         lm_b = rd.get(rdd, "lm_bias", "readout", required=False)
         bias = rd.get(rdd, "bias", "readout", required=False, default=0.0)
-        if not isinstance(bias, (int, float)):
+        if isinstance(bias, bool) or not isinstance(bias, (int, float)):
             raise SpecError(f"bias {bias!r}", where=rd.where("readout.bias"), expected="a number")
         readout = Readout(
             weight=rd.array(rd.get(rdd, "weight", "readout"), "readout.weight", 1),
@@ -280,6 +402,11 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
             eos=rd.get(data, "eos", "eos", required=False),
             name=str(rd.get(data, "name", "name", required=False, default="model")),
             meta=rd.get(data, "meta", "meta", required=False, default={}) or {},
+            final_norm=_read_norm(
+                rd, rd.get(data, "final_norm", "final_norm", required=False), "final_norm", 0
+            )
+            if v2
+            else None,
         )
     except SpecError as err:
         if err.where and source and not err.where.startswith(source):

@@ -5,24 +5,36 @@ A :class:`Model` covers what Hahn (2020) and Yang et al. use:
 * alphabet Σ of single-character symbols, optional BOS/EOS symbols that the
   model adds around every input (so the model sees N = n + [bos] + [eos] tokens);
 * layer 0: y⁽⁰⁾ᵢ = E[xᵢ] + W_pos φ(i, N) (+ a learned table row T[i]);
-* layers of H heads with scores (W_Q yᵢ)·(W_K yⱼ), masking, and attention
-  kind unique-hard leftmost / rightmost, average-hard, or softmax with inverse
-  temperature β(N) = coef · N^p · log(N)^r;
-  y ← y + Σ_h W_O,h attn_h (residual), then y ← y + W₂ ReLU(W₁ y + b₁) + b₂;
-* a readout: accept iff w · y⁽ᴸ⁾_pos + b > 0 at a designated position (last by
-  default), designated output coordinates for per-position Booleans, and an
+* layers of H heads with scores (W_Q uᵢ + b_Q)·(W_K uⱼ + b_K), masking, and
+  attention kind unique-hard leftmost / rightmost, average-hard, or softmax with
+  inverse temperature β(N) = coef · N^p · log(N)^r; head output
+  W_O · attn(W_V u + b_V) + b_O;
+* the residual stream with optional LayerNorms in the two usual places
+  (:class:`NormPosition`):
+
+  - pre-norm (GPT-2, ``norm_first=True``): u = LN₁(y), y ← y + Σ_h head_h(u);
+    y ← y + FFN(LN₂(y));
+  - post-norm (the original Transformer, PyTorch's default): u = y,
+    y ← LN₁(y + Σ_h head_h(y)); y ← LN₂(y + FFN(y));
+
+  FFN(y) = W₂ act(W₁ y + b₁) + b₂ with act ∈ {ReLU, GELU (erf), GELU (tanh)};
+* an optional final LayerNorm (GPT-2's ``ln_f``, PyTorch's ``encoder.norm``);
+* a readout: accept iff w · r + b > 0 where r is the final activation at a
+  designated position (``last``, ``first``) or their mean over all tokens
+  (``mean``), designated output coordinates for per-position Booleans, and an
   optional next-symbol head (logits = W_lm y + b_lm) for language modelling.
 
 All arrays are float64 and read-only; a float64 number is an exact dyadic
-rational, which is what the exact evaluator uses. Construction validates
-shapes and finiteness and names the offending field.
+rational, which is what the exact evaluator uses. LayerNorm's square root and
+GELU's erf are irrational: models that use them are evaluated in certified
+interval arithmetic (:mod:`attncert.arith`). Construction validates shapes and
+finiteness and names the offending field.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property, lru_cache
@@ -31,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from attncert.errors import InputError, SpecError
+from attncert.errors import InputError, SpecError, UnsupportedError
 from attncert.model.positional import PosFeature
 
 
@@ -72,6 +84,21 @@ class Mask(str, Enum):
     def matrix(self, n: int) -> np.ndarray:
         """Boolean n × n matrix (read-only, cached), entry [i, j] true iff i sees j."""
         return _mask_matrix(self, n)
+
+
+class Activation(str, Enum):
+    """The feed-forward non-linearity."""
+
+    RELU = "relu"
+    GELU = "gelu"  # x·Φ(x) = x/2·(1 + erf(x/√2)) (PyTorch's default GELU)
+    GELU_TANH = "gelu_tanh"  # x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) (GPT-2's gelu_new)
+
+
+class NormPosition(str, Enum):
+    """Where a layer's LayerNorms sit (see the module docstring)."""
+
+    PRE = "pre"  # norm_first=True: normalize the sublayer's input
+    POST = "post"  # norm_first=False: normalize after each residual add
 
 
 @lru_cache(maxsize=16)
@@ -151,7 +178,11 @@ def _freeze(obj: Any, names: tuple[str, ...], dims: tuple[int, ...]) -> None:
 
 @dataclass(frozen=True, eq=False)
 class Head:
-    """One attention head: score(i, j) = (W_Q yᵢ)·(W_K yⱼ); output W_O · attn(W_V y)."""
+    """One attention head: score(i, j) = (W_Q uᵢ + b_Q)·(W_K uⱼ + b_K);
+    output W_O · attn(W_V u + b_V) + b_O (b_O also when the query sees no key).
+
+    The biases are optional (``None`` = zero) so that bias-free models keep their
+    format and content hash."""
 
     w_q: np.ndarray  # (d_k, d)
     w_k: np.ndarray  # (d_k, d)
@@ -160,9 +191,16 @@ class Head:
     kind: AttentionKind = AttentionKind.LEFTMOST
     mask: Mask = Mask.NONE
     temperature: Temperature | None = None
+    b_q: np.ndarray | None = None  # (d_k,)
+    b_k: np.ndarray | None = None  # (d_k,)
+    b_v: np.ndarray | None = None  # (d_v,)
+    b_o: np.ndarray | None = None  # (d,)
 
     def __post_init__(self) -> None:
         _freeze(self, ("w_q", "w_k", "w_v", "w_o"), (2, 2, 2, 2))
+        for name in BIAS_FIELDS:
+            if getattr(self, name) is not None:
+                _freeze(self, (name,), (1,))
         object.__setattr__(self, "kind", _enum(AttentionKind, self.kind, "kind"))
         object.__setattr__(self, "mask", _enum(Mask, self.mask, "mask"))
         if self.kind is AttentionKind.SOFTMAX and self.temperature is None:
@@ -170,30 +208,78 @@ class Head:
         if self.kind.is_hard and self.temperature is not None:
             raise SpecError("a temperature applies only to softmax heads", where="temperature")
 
+    @property
+    def has_bias(self) -> bool:
+        return any(getattr(self, name) is not None for name in BIAS_FIELDS)
+
+    def bias(self, name: str) -> np.ndarray:
+        """Bias ``name`` ∈ BIAS_FIELDS as an array (zeros when absent)."""
+        b = getattr(self, name)
+        if b is not None:
+            return b
+        size = {"b_q": self.w_q.shape[0], "b_k": self.w_k.shape[0], "b_v": self.w_v.shape[0]}
+        return np.zeros(size.get(name, self.w_o.shape[0]))
+
+
+BIAS_FIELDS = ("b_q", "b_k", "b_v", "b_o")
+
 
 @dataclass(frozen=True, eq=False)
 class FeedForward:
-    """ReLU feed-forward sublayer: W₂ ReLU(W₁ y + b₁) + b₂."""
+    """Feed-forward sublayer: W₂ act(W₁ y + b₁) + b₂ (act ReLU, GELU or tanh-GELU)."""
 
     w1: np.ndarray  # (d_ff, d)
     b1: np.ndarray  # (d_ff,)
     w2: np.ndarray  # (d, d_ff)
     b2: np.ndarray  # (d,)
+    activation: Activation = Activation.RELU
 
     def __post_init__(self) -> None:
         _freeze(self, ("w1", "b1", "w2", "b2"), (2, 1, 2, 1))
+        object.__setattr__(self, "activation", _enum(Activation, self.activation, "activation"))
+
+
+@dataclass(frozen=True, eq=False)
+class LayerNorm:
+    """LN(x) = γ ⊙ (x − μ(x)) / √(σ²(x) + ε) + β over the d coordinates of one position
+    (σ² the biased variance, as in PyTorch). ``eps`` is the float64 number ε > 0."""
+
+    weight: np.ndarray  # (d,) γ
+    bias: np.ndarray  # (d,) β
+    eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        _freeze(self, ("weight", "bias"), (1, 1))
+        eps = self.eps
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+            raise SpecError(f"eps {eps!r}", where="eps", expected="a positive finite number")
+        if not (math.isfinite(eps) and eps > 0):
+            raise SpecError(f"eps {eps!r}", where="eps", expected="a positive finite number")
+        object.__setattr__(self, "eps", float(eps))
 
 
 @dataclass(frozen=True, eq=False)
 class Layer:
-    """Attention sublayer (all heads, summed into the residual stream) then FFN."""
+    """Attention sublayer (all heads, summed into the residual stream) then FFN, with
+    optional LayerNorms ``norm1`` (attention) and ``norm2`` (FFN) placed as
+    ``norm_position`` says (module docstring)."""
 
     heads: tuple[Head, ...]
     ffn: FeedForward | None = None
     residual: bool = True
+    norm1: LayerNorm | None = None
+    norm2: LayerNorm | None = None
+    norm_position: NormPosition = NormPosition.PRE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "heads", tuple(self.heads))
+        object.__setattr__(
+            self, "norm_position", _enum(NormPosition, self.norm_position, "norm_position")
+        )
+
+    @property
+    def pre_norm(self) -> bool:
+        return self.norm_position is NormPosition.PRE
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,8 +312,9 @@ class Embedding:
 class Readout:
     """Decision and outputs read from the last layer's activations.
 
-    * accept iff ``weight · y_pos + bias > 0`` (position ``"last"``, ``"first"`` or a
-      1-based index);
+    * accept iff ``weight · r + bias > 0``, r = y_pos at position ``"last"``,
+      ``"first"`` (BOS/CLS) or a 1-based index, or r = the mean of y over all tokens
+      (``"mean"``: mean pooling);
     * ``output_coords``: coordinates of y read as per-position Booleans
       (≥ ½ true; Yang et al.'s constructions keep them in {0, 1});
     * ``lm_weight``/``lm_bias``/``lm_symbols``: an optional next-symbol head, logits
@@ -252,14 +339,27 @@ class Readout:
             if self.lm_bias is None:
                 object.__setattr__(self, "lm_bias", np.zeros(self.lm_weight.shape[0]))
             _freeze(self, ("lm_bias",), (1,))
-        if not (self.position in ("last", "first") or isinstance(self.position, int)):
+        pos = self.position
+        if not (pos in READOUT_POSITIONS or (isinstance(pos, int) and not isinstance(pos, bool))):
             raise SpecError(
-                f"readout position {self.position!r}", expected="'last', 'first' or an integer"
+                f"readout position {pos!r}",
+                where="position",
+                expected="'last', 'first', 'mean' or a nonzero integer",
+            )
+        if pos == 0:
+            raise SpecError(
+                "readout position 0", where="position", expected="a 1-based (or negative) index"
             )
 
+    @property
+    def pooled(self) -> bool:
+        """True iff the decision reads the mean over all tokens (``"mean"``)."""
+        return self.position == "mean"
+
     def index(self, n_tokens: int) -> int:
-        """0-based index of the decision position in a sequence of ``n_tokens``."""
-        if self.position == "last":
+        """0-based index of the decision position in a sequence of ``n_tokens``
+        (for a mean readout: the last token, where the pooled decision is reported)."""
+        if self.position in ("last", "mean"):
             return n_tokens - 1
         if self.position == "first":
             return 0
@@ -267,6 +367,9 @@ class Readout:
         if not 0 <= idx < n_tokens:
             raise InputError(f"readout position {self.position} outside 1..{n_tokens}")
         return idx
+
+
+READOUT_POSITIONS = ("last", "first", "mean")
 
 
 def _enum(cls: type[Enum], value: Any, where: str) -> Any:
@@ -289,6 +392,7 @@ class Model:
     eos: str | None = None
     name: str = "model"
     meta: Mapping[str, Any] = field(default_factory=dict)
+    final_norm: LayerNorm | None = None  # applied to the last layer's output
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "alphabet", tuple(self.alphabet))
@@ -324,8 +428,9 @@ class Model:
         for pos, sym in enumerate(string):
             if sym not in alphabet:
                 raise InputError(
-                    f"unknown symbol {sym!r} at position {pos + 1} of {''.join(string)!r}",
-                    expected="symbols of the alphabet " + "".join(self.alphabet),
+                    f"unknown symbol {sym!r} at position {pos + 1} of "
+                    f"{abbreviate(''.join(string))!r}",
+                    expected="symbols of the alphabet " + abbreviate("".join(self.alphabet)),
                 )
             ids.append(self.token_index[sym])
         if self.eos is not None:
@@ -337,15 +442,64 @@ class Model:
         """True iff every head uses hard (unique or average) attention."""
         return all(h.kind.is_hard for layer in self.layers for h in layer.heads)
 
+    @cached_property
+    def extensions(self) -> tuple[str, ...]:
+        """The model-file version-2 features this model uses, in words (empty for a model
+        of the original format: no LayerNorm, ReLU only, no attention biases, no
+        mean readout). Tools written for that class refuse the others by name."""
+        used = []
+        if self.final_norm is not None or any(
+            layer.norm1 is not None or layer.norm2 is not None for layer in self.layers
+        ):
+            used.append("LayerNorm")
+        acts = {
+            layer.ffn.activation
+            for layer in self.layers
+            if layer.ffn is not None and layer.ffn.activation is not Activation.RELU
+        }
+        used += [f"{a.value} activation" for a in sorted(acts, key=lambda a: a.value)]
+        if any(h.has_bias for layer in self.layers for h in layer.heads):
+            used.append("attention biases")
+        if self.readout.pooled:
+            used.append("mean readout")
+        return tuple(used)
+
+    @cached_property
+    def is_rational(self) -> bool:
+        """True iff every position-wise map is rational in the weights (no LayerNorm,
+        ReLU only): hard-attention decisions are then decided in exact rationals;
+        otherwise in certified interval arithmetic."""
+        return not any(e == "LayerNorm" or e.endswith("activation") for e in self.extensions)
+
+    def require_plain(self, what: str) -> None:
+        """Refuse a model that uses version-2 features ``what`` does not support."""
+        if self.extensions:
+            raise UnsupportedError(
+                f"{what} does not support models with "
+                + ", ".join(self.extensions)
+                + f" (model {self.name!r})",
+                expected="a model without LayerNorm, non-ReLU activations, attention biases "
+                "or mean readout",
+            )
+
     # ----- identity -------------------------------------------------------------
     @cached_property
     def digest(self) -> str:
-        """sha256 over the canonical encoding (every float as its exact hex form)."""
-        from attncert.io import canonical_json
-        from attncert.model.serialize import model_to_dict
+        """sha256 over the canonical encoding of the model file (every float as its exact
+        hex form); computed by :func:`attncert.model.serialize.content_hash`."""
+        if _CONTENT_HASH is None:  # pragma: no cover - attncert.model registers it on import
+            raise RuntimeError("attncert.model.serialize has not been imported")
+        return _CONTENT_HASH(self)
 
-        payload = model_to_dict(self, exact_floats=True)
-        return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+_CONTENT_HASH: Callable[[Model], str] | None = None
+
+
+def set_content_hash(fn: Callable[[Model], str]) -> None:
+    """Register the content-hash function (the file format lives in
+    :mod:`attncert.model.serialize`, which depends on this module, not the reverse)."""
+    global _CONTENT_HASH
+    _CONTENT_HASH = fn
 
 
 def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> None:
@@ -363,22 +517,42 @@ def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> 
         )
 
 
+def abbreviate(text: str, limit: int = 60) -> str:
+    """``text`` itself when short, else its first ``limit`` characters, '…' and the
+    total length (error messages quote a prefix, never a 60 KB string)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
+
+
+def _check_norm(norm: LayerNorm, where: str, d: int) -> None:
+    _check_array(norm.weight, f"{where}.weight", (d,))
+    _check_array(norm.bias, f"{where}.bias", (d,))
+
+
 def _validate(m: Model) -> None:
     """Check every shape and value, naming the field (e.g. ``layers[0].heads[1].w_q``)."""
     if not m.alphabet:
         raise SpecError("empty alphabet", where="alphabet")
     for s in (*m.alphabet, m.bos, m.eos):
         if s is not None and (not isinstance(s, str) or len(s) != 1):
-            raise SpecError(f"symbol {s!r}", where="alphabet", expected="single characters")
+            raise SpecError(
+                f"symbol {abbreviate(repr(s))}", where="alphabet", expected="single characters"
+            )
     if len(set(m.alphabet)) != len(m.alphabet):
         raise SpecError("repeated symbol", where="alphabet")
     emb = m.embedding
     if len(set(emb.vocab)) != len(emb.vocab):
-        dup = next(s for s in emb.vocab if emb.vocab.count(s) > 1)
+        seen: set[str] = set()
+        dup = next(s for s in emb.vocab if s in seen or seen.add(s))
         raise SpecError(f"repeated symbol {dup!r}", where="embedding.vocab")
-    missing = [s for s in (*m.alphabet, m.bos, m.eos) if s is not None and s not in emb.vocab]
+    vocab = set(emb.vocab)
+    missing = [s for s in (*m.alphabet, m.bos, m.eos) if s is not None and s not in vocab]
     if missing:
-        raise SpecError(f"symbols {missing} have no embedding row", where="embedding.vocab")
+        raise SpecError(
+            f"{len(missing)} symbol(s) have no embedding row: {abbreviate(''.join(missing))!r}",
+            where="embedding.vocab",
+        )
     if m.bos is not None and m.bos in m.alphabet:
         raise SpecError("BOS symbol must not be in the alphabet", where="bos")
     if m.eos is not None and m.eos in m.alphabet:
@@ -399,6 +573,14 @@ def _validate(m: Model) -> None:
             _check_array(h.w_k, f"{w}.w_k", (dk, d))
             _check_array(h.w_v, f"{w}.w_v", (dv, d))
             _check_array(h.w_o, f"{w}.w_o", (d, dv))
+            for name, size in zip(BIAS_FIELDS, (dk, dk, dv, d), strict=True):
+                b = getattr(h, name)
+                if b is not None:
+                    _check_array(b, f"{w}.{name}", (size,))
+        for name in ("norm1", "norm2"):
+            norm = getattr(layer, name)
+            if norm is not None:
+                _check_norm(norm, f"layers[{li}].{name}", d)
         if layer.ffn is not None:
             w = f"layers[{li}].ffn"
             dff = layer.ffn.w1.shape[0]
@@ -406,6 +588,8 @@ def _validate(m: Model) -> None:
             _check_array(layer.ffn.b1, f"{w}.b1", (dff,))
             _check_array(layer.ffn.w2, f"{w}.w2", (d, dff))
             _check_array(layer.ffn.b2, f"{w}.b2", (d,))
+    if m.final_norm is not None:
+        _check_norm(m.final_norm, "final_norm", d)
     r = m.readout
     _check_array(r.weight, "readout.weight", (d,))
     if not math.isfinite(r.bias):

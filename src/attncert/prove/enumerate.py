@@ -30,6 +30,7 @@ from attncert.logic.interpreter import evaluate
 from attncert.logic.parser import parse
 from attncert.model.positional import feature_matrix_exact
 from attncert.model.spec import AttentionKind, Model
+from attncert.prove.coordinate import designated_coordinate
 
 MAX_PREC = 212
 HALF = arb(fmpq(1, 2))
@@ -44,6 +45,7 @@ class _ArbModel:
     """Exact weights as arb (float64 values are exact) in sparse row form."""
 
     def __init__(self, model: Model):
+        model.require_plain("the interval enumerator of the z3 prover")
         self.model = model
 
         def rows(m):
@@ -309,6 +311,4 @@ def enumerate_agreement(
 def _coord(model: Model, coord: int | None) -> int:
     if coord is not None:
         return int(coord)
-    from attncert.prove.driver import designated_coordinate
-
     return designated_coordinate(model)

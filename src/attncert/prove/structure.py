@@ -91,6 +91,7 @@ class Plan:
     """Exact weights, read/write sets and claims of a model (see module docstring)."""
 
     def __init__(self, model: Model, claims: list[Claim]):
+        model.require_plain("the decomposed z3 prover")
         if model.bos is not None or model.eos is not None:
             raise UnsupportedError(
                 "the decomposed prover handles models without BOS/EOS tokens",

@@ -154,7 +154,12 @@ def check_lemma5_assumptions(model: Model) -> None:
       temperature growing with n is refused — :class:`ParameterError`;
     * bounded positional encodings (the k = 0 step; supplement S2) — a used
       unbounded feature is refused — :class:`ParameterError`.
+
+    Lemma 5's constants are derived here for the original model class (no LayerNorm,
+    ReLU, no attention biases); other models are refused by name
+    (:mod:`attncert.soft.certified` bounds them soundly instead).
     """
+    model.require_plain("Lemma 5's constants (attncert.soft.bounds)")
     for li, layer in enumerate(model.layers):
         for hi, h in enumerate(layer.heads):
             where = f"layers[{li}].heads[{hi}]"

@@ -132,6 +132,7 @@ def evaluation_mode(model: Model) -> str:
     """``"uniform"`` (every head has all scores 0: softmax is exactly the uniform average,
     so the logit is rational and computed exactly), ``"hard"`` (hard heads only: the
     exact evaluator), or ``"float"``."""
+    model.require_plain("the PARITY-rate proposition")
     heads = [h for layer in model.layers for h in layer.heads]
     if all(_is_uniform(h) for h in heads):
         return "uniform"

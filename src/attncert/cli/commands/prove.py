@@ -4,12 +4,18 @@
     attncert prove parity --library --max-len 64 --smt2-dir queries/
     attncert prove "Q_a U Q_b" --model since.json --max-len 8     # exit 1: counterexample
     attncert prove "ODD(#<[Q_1])" --regime unbounded --max-len 32 --positions last --json
+    attncert prove "Q_1 S Q_0" --max-len 200 --dask --jobs 2        # lengths as Dask tasks
+    attncert prove "Q_1 S Q_0" --max-len 400 --scheduler tcp://scheduler:8786
 
 Proves, for every length n ≤ N, that the soft transformer's rounded output at its
 designated coordinate equals FORMULA at every position (``--positions last``: at the last
 one). Without ``--model`` the formula is compiled in ``--regime``. Exit status: 0 proved,
 1 counterexample (re-checked by interval evaluation), 3 unknown (time-out or a length the
-decomposition cannot settle), 2 bad input.
+decomposition cannot settle), 2 bad input, 130 interrupted.
+
+Lengths are independent: ``--jobs K`` runs them in K local processes; ``--dask`` makes
+each length a task on an embedded Dask LocalCluster of K workers, ``--scheduler ADDRESS``
+on an existing cluster (needs the ``dask`` extra).
 """
 
 from __future__ import annotations
@@ -58,6 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="parallel processes (lengths)",
     )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--dask", action="store_true", help="lengths as tasks on a LocalCluster of --jobs workers"
+    )
+    where.add_argument("--scheduler", metavar="ADDRESS", help="lengths on an existing Dask cluster")
     p.add_argument("--smt2-dir", help="write every SMT query here as .smt2")
     p.add_argument("--timeout", type=seconds, default=60.0, help="seconds per z3 query (> 0)")
     p.add_argument(
@@ -105,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         cross_check=args.cross_check,
         progress=not args.no_progress and not args.json,
+        dask=args.dask,
+        scheduler=args.scheduler,
     )
     if args.json:
         print_json(res.to_dict())

@@ -12,8 +12,8 @@ from enum import Enum
 import numpy as np
 
 from attncert.errors import SolverTimeout
-from attncert.hard.restriction import Restriction
 from attncert.hard.search.encode import Encoding
+from attncert.restriction import Restriction
 
 
 class Method(str, Enum):

@@ -64,7 +64,7 @@ def _resolve_model(directory: Path, spec: Any) -> tuple[Any, ModelRef]:
 
 def generate(directory: Path, spec: Any) -> Manifest:
     """Run the (untrusted) search once and write the certificate and manifest data."""
-    from attncert.hard.certificate import certificate_from_dict
+    from attncert.certificates.hard import certificate_from_dict
     from attncert.hard.pipeline import certify
 
     p = dict(spec.parameters)
@@ -102,7 +102,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
 
 
 def check(ctx: Context) -> Outcome:
-    from attncert.hard.certificate import certificate_from_dict
+    from attncert.certificates.hard import certificate_from_dict
     from attncert.hard.checker import check as trusted_check
 
     m = ctx.manifest

@@ -1,0 +1,23 @@
+"""The trusted kernel: every check whose verdict attncert prints as CHECKED,
+CERTIFIED or PROVED is made here — **the trust boundary**.
+
+What the kernel trusts, and nothing else:
+
+* the model loader and spec (:mod:`attncert.model.spec`, :mod:`attncert.model.serialize`,
+  :mod:`attncert.model.positional`), the file helpers (:mod:`attncert.io`,
+  :mod:`attncert.errors`);
+* the arithmetic library (:mod:`attncert.arith`: exact rationals, arb balls with
+  escalating precision and structural ties, rigorous float filters, the model's
+  position-wise maps), and python-flint's ``arb`` enclosure guarantee;
+* language membership (:mod:`attncert.languages`) where a claim is about a language.
+
+It imports no solver (python-sat, z3), no search code (:mod:`attncert.hard.search`,
+stages, the search's collapse, :mod:`attncert.soft` bound search) and no CLI; an
+import contract checked in CI enforces this. Its modules are written to be read in
+one sitting: straight-line, exact or arb, and re-deriving claims instead of re-using
+the code path that found them.
+
+* :mod:`attncert.kernel.forward` — a rigorous forward pass for every model kind;
+* :mod:`attncert.kernel.hard` — restriction certificates (Hahn, Theorem 1 /
+  Corollary 2 on one model and one n).
+"""
