@@ -79,3 +79,27 @@ def test_import_stays_cheap():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_every_zoo_entry_has_a_description(capsys):
+    """``attncert zoo list`` describes every built-in model (issue 19), without changing
+    any model's content hash (descriptions live beside the zoo, not in the model)."""
+    from attncert.cli.main import main
+    from attncert.model import zoo_description, zoo_names
+
+    names = zoo_names()
+    assert {"random-L2-H2-d16", "soft_dyck2_lm", "soft_parity_lm"} <= set(names)
+    for name in names:
+        text = zoo_description(name)
+        assert isinstance(text, str) and len(text.strip()) >= 20, (name, text)
+    assert main(["zoo", "list", "--json"]) == 0
+    rows = __import__("json").loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == names and all(r["description"] for r in rows)
+
+
+def test_zoo_descriptions_do_not_change_model_hashes():
+    """The bundled model's hash is the one certificates and proofs/ refer to."""
+    from attncert.model import zoo_model
+
+    assert zoo_model("random-L2-H2-d16").digest.startswith("a4f54da2c320")
+    assert "description" not in zoo_model("random-L2-H2-d16").meta

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from attncert.cli.common import add_json_flag, print_json
-from attncert.model import save_model, zoo_model, zoo_names
+from attncert.model import save_model, zoo_description, zoo_model, zoo_names
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -19,7 +19,7 @@ def _list(args: argparse.Namespace) -> int:
         rows.append(
             {
                 "name": name,
-                "description": str(m.meta.get("description", m.meta.get("language", ""))),
+                "description": zoo_description(name),
                 "layers": m.num_layers,
                 "d": m.d,
                 "hard": m.is_hard,
