@@ -25,7 +25,7 @@ _RATIONAL = re.compile(
     r"""\s*(?P<sign>[-+]?)
     (?:(?P<num>\d+)\s*/\s*(?P<den>\d+)
       |(?P<int>\d*)(?:\.(?P<frac>\d*))?(?:[eE](?P<exp>[-+]?\d+))?)\s*\Z""",
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 
 
@@ -44,7 +44,7 @@ def integer(
 
     def parse(text: str) -> int:
         t = text.strip()
-        if not re.fullmatch(r"[-+]?\d+", t):
+        if not re.fullmatch(r"[-+]?[0-9]+", t):  # ASCII digits only
             raise argparse.ArgumentTypeError(f"{quote(text)} is not an integer")
         if len(t.lstrip("+-")) > 30:  # never convert a 10,000-digit string
             if t.startswith("-"):
