@@ -119,9 +119,11 @@ def test_plot_formats_follow_the_extension(tmp_path):
     fig, ax = plt.subplots()
     ax.plot([1, 2], [3, 4])
     try:
-        for fmt, head in magic.items():
+        for fmt in FORMATS:  # every advertised format really renders
             path = save_figure(fig, tmp_path / f"plot.{fmt.upper()}")
-            assert path.read_bytes().startswith(head), fmt
+            assert path.stat().st_size > 100, fmt
+            if fmt in magic:
+                assert path.read_bytes().startswith(magic[fmt]), fmt
     finally:
         plt.close(fig)
     assert set(magic) <= set(FORMATS)

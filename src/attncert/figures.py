@@ -19,9 +19,9 @@ from typing import Any
 from attncert.errors import InputError
 from attncert.io import check_output_path, write_atomic
 
-#: Extensions attncert writes (all rendered by matplotlib's Agg, PDF, SVG and PS back-ends,
-#: which need neither a display nor LaTeX).
-FORMATS = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg")
+#: Extensions attncert writes: matplotlib's Agg, PDF, SVG and PS back-ends and Pillow
+#: (a dependency of matplotlib) render them without a display or LaTeX (so not ``.pgf``).
+FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
 
 
 def figure_format(path: str | os.PathLike[str], where: str | None = None) -> str:
