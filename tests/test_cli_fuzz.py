@@ -86,6 +86,8 @@ CASES: list[tuple[list[str], str]] = [
     (["zoo", "export", "anbn", "afile/sub/m.json"], "is a file"),
     (["prove", "Q_1", "--max-len", "2", "--smt2-dir", "afile"], "not a directory"),
     (["proofs", "regenerate", "afile"], "not a directory"),
+    (["sweep", "certify", "--models", "zoo:anbn", "--n", "8", "--markdown", "adir"], "directory"),
+    (["sweep", "certify", "--models", "zoo:anbn", "--n", "8", "--plot", "p.xyz"], "unknown"),
     # plot files: format from the extension, refused if unknown, before any work
     (["sensitivity", "zoo:soft_parity", "--n", "8", "--plot", "plot.xyz"], "format is unknown"),
     (["sensitivity", "zoo:soft_parity", "--n", "8", "--plot", "plot"], "no extension"),

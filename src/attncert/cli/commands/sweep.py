@@ -123,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         from attncert.figures import check_figure_path
 
         check_figure_path(args.plot, "--plot")
+    if args.markdown:
+        from attncert.io import check_output_path
+
+        check_output_path(args.markdown, "--markdown")
     cells = grid_cells(
         args.task,
         args.models or (),
