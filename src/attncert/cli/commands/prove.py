@@ -9,9 +9,10 @@
 
 Proves, for every length n ≤ N, that the soft transformer's rounded output at its
 designated coordinate equals FORMULA at every position (``--positions last``: at the last
-one). Without ``--model`` the formula is compiled in ``--regime``. Exit status: 0 proved,
-1 counterexample (re-checked by interval evaluation), 3 unknown (time-out or a length the
-decomposition cannot settle), 2 bad input, 130 interrupted.
+one). Without ``--model`` the formula is compiled in ``--regime``. Verdict and exit
+status: CERTIFIED 0 (proved), REFUTED 1 (a counterexample, re-checked by interval
+evaluation), UNDECIDED 3 (time-out or a length the decomposition cannot settle); 2 bad
+input, 130 interrupted. ``--json`` carries the verdict and the prover's ``outcome``.
 
 Lengths are independent: ``--jobs K`` runs them in K local processes; ``--dask`` makes
 each length a task on an embedded Dask LocalCluster of K workers, ``--scheduler ADDRESS``
@@ -25,6 +26,14 @@ import argparse
 from attncert import limits
 from attncert.cli.args import integer, seconds
 from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
+from attncert.verdicts import Verdict
+
+# the prover's outcome as one of the fixed verdicts (README, "Trust and honest limits")
+VERDICT_OF = {
+    "proved": Verdict.CERTIFIED,
+    "counterexample": Verdict.REFUTED,
+    "unknown": Verdict.UNDECIDED,
+}
 
 _LENGTH = integer(
     minimum=1,
@@ -119,9 +128,10 @@ def run(args: argparse.Namespace) -> int:
         dask=args.dask,
         scheduler=args.scheduler,
     )
+    verdict = VERDICT_OF[res.verdict]
     if args.json:
-        print_json(res.to_dict())
-        return res.exit_code
+        print_json({**res.to_dict(), "verdict": verdict.value, "outcome": res.verdict})
+        return verdict.exit_code
     print(
         f"{res.formula!r} on {res.model} (coordinate {res.coordinate}, {res.positions} positions)"
     )
@@ -144,5 +154,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"     cross-check: {r.cross_check}")
     for note in res.notes:
         print(f"note: {note}")
-    print(f"{res.verdict} for n = {args.min_len}..{res.max_len} in {res.seconds:.2f} s")
-    return res.exit_code
+    print(
+        f"{verdict.value} ({res.verdict}) for n = {args.min_len}..{res.max_len} "
+        f"in {res.seconds:.2f} s"
+    )
+    return verdict.exit_code

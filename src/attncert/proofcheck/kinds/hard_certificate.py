@@ -76,6 +76,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
         method=p.get("method", "maxsat"),
         seed=p.get("seed", 0),
         time_limit=p.get("time_limit", 300.0),
+        model_source={"zoo": ref.ref[4:]} if ref.is_zoo else {"path": MODEL_FILE},
     )
     data = scrub_timings(cert.to_dict())
     certificate_from_dict(data)  # still a valid certificate
