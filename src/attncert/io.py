@@ -7,8 +7,7 @@ umask, or the mode of the file it replaces). An output path that is a directory,
 or lies under a regular file, is refused with an :class:`~attncert.errors.InputError`
 before anything is written (:func:`check_output_path`; the CLI checks before a long
 computation starts). :func:`read_json` refuses files nested deeper than
-:data:`~attncert.limits.MAX_JSON_DEPTH` levels or larger than
-:data:`~attncert.limits.MAX_JSON_BYTES`.
+:data:`MAX_JSON_DEPTH` levels or larger than :data:`MAX_JSON_BYTES`.
 """
 
 from __future__ import annotations
@@ -22,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from attncert.errors import InputError, SpecError
-from attncert.limits import MAX_JSON_BYTES, MAX_JSON_DEPTH
+
+# The limits of reading JSON, defined here (not in attncert.limits, which re-exports them)
+# so that the trusted kernel, which reads certificates and models, does not import every
+# size cap of the CLI.
+#: Deepest nesting of JSON arrays/objects read from a file. attncert's own files nest at
+#: most 7 levels; Python's JSON reader recurses once per level and would fail with a
+#: RecursionError near 1,000.
+MAX_JSON_DEPTH = 100
+#: Largest JSON file read (a model with d = 1024 and 24 layers is about 400 MB of text).
+MAX_JSON_BYTES = 2 * 2**30
 
 
 def _umask() -> int:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 
 from attncert.errors import ParameterError
+from attncert.io import MAX_JSON_BYTES as MAX_JSON_BYTES  # re-exported: see "files" below
+from attncert.io import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 
 GiB = 2**30
 
@@ -29,12 +31,8 @@ GiB = 2**30
 MEMORY_BUDGET = 8 * GiB
 
 # -- files -------------------------------------------------------------------------------
-#: Deepest nesting of JSON arrays/objects read from a file. attncert's own files nest at
-#: most 7 levels; Python's JSON reader recurses once per level and would fail with a
-#: RecursionError near 1,000.
-MAX_JSON_DEPTH = 100
-#: Largest JSON file read (a model with d = 1024 and 24 layers is about 400 MB of text).
-MAX_JSON_BYTES = 2 * GiB
+# MAX_JSON_DEPTH (100 levels) and MAX_JSON_BYTES (2 GiB) are defined with the JSON reader in
+# attncert.io (the trusted kernel reads files with them) and re-exported here.
 
 # -- formulas ----------------------------------------------------------------------------
 #: Deepest formula syntax tree (operators nested inside each other, e.g. ``!!!…Q_a`` or a
