@@ -124,7 +124,7 @@ def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Rest
             if opts.method is Method.MAXSAT:
                 res = solve_maxsat(enc, remaining)
             elif opts.method is Method.SAT:
-                res = solve_sat(enc, bound)
+                res = solve_sat(enc, bound, remaining)
             else:
                 res = solve_random(
                     enc,

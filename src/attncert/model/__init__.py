@@ -46,6 +46,7 @@ _LAZY = {
     "save_model": "attncert.model.serialize",
     "zoo_model": "attncert.model.zoo",
     "zoo_names": "attncert.model.zoo",
+    "zoo_description": "attncert.model.zoo",
 }
 
 __all__ = sorted([*_LAZY, "forward", "harden"])

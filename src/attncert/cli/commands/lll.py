@@ -33,6 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from attncert import limits
+from attncert.cli.args import integer, rational_text
 from attncert.errors import InputError
 from attncert.symbolic.params import lll_params
 from attncert.symbolic.runner import check_claims
@@ -45,13 +47,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--c", type=int, required=True, help="the model is a c-transformer")
-    p.add_argument("--H", type=int, required=True, help="attention heads per layer")
-    p.add_argument("--C", required=True, help="free fraction before (0 < C ≤ 1), e.g. 1 or 9/10")
-    p.add_argument("--C-prime", dest="C_prime", required=True, help="free fraction after (< C)")
-    p.add_argument("--eta", default=None, help="η ∈ (0, 1/2) (rational)")
-    p.add_argument("--q", default=None, help="q ∈ (0, 1) (rational)")
-    p.add_argument("--delta", default=None, help="δ > 0 (rational)")
+    p.add_argument(
+        "--c",
+        type=integer(
+            minimum=1,
+            maximum=limits.LLL_MAX_C,
+            reason="k for (12) has about 5c bits; beyond 4096 bits it is refused",
+        ),
+        required=True,
+        help="the model is a c-transformer",
+    )
+    p.add_argument(
+        "--H",
+        type=integer(minimum=1, maximum=limits.LLL_MAX_H),
+        required=True,
+        help="attention heads per layer",
+    )
+    p.add_argument(
+        "--C",
+        type=rational_text,
+        required=True,
+        help="free fraction before (0 < C ≤ 1), e.g. 1 or 9/10",
+    )
+    p.add_argument(
+        "--C-prime",
+        dest="C_prime",
+        type=rational_text,
+        required=True,
+        help="free fraction after (< C)",
+    )
+    p.add_argument("--eta", type=rational_text, default=None, help="η ∈ (0, 1/2) (rational)")
+    p.add_argument("--q", type=rational_text, default=None, help="q ∈ (0, 1) (rational)")
+    p.add_argument("--delta", type=rational_text, default=None, help="δ > 0 (rational)")
     p.add_argument(
         "--ignore",
         action="append",

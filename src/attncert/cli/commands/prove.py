@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 
+from attncert import limits
+from attncert.cli.args import integer, seconds
 from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
 from attncert.verdicts import Verdict
 
@@ -32,6 +34,12 @@ VERDICT_OF = {
     "counterexample": Verdict.REFUTED,
     "unknown": Verdict.UNDECIDED,
 }
+
+_LENGTH = integer(
+    minimum=1,
+    maximum=limits.PROVE_MAX_LEN,
+    reason="time per length grows like n^2.5: 44 s at n = 800 for 'Q_1 S Q_0'",
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,25 +54,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "formula", metavar="FORMULA", help="formula text, or a library name with --library"
     )
-    p.add_argument("--max-len", type=int, required=True, help="prove every length 1..N")
-    p.add_argument("--min-len", type=int, default=1, help="first length (default 1)")
+    p.add_argument(
+        "--max-len",
+        type=_LENGTH,
+        required=True,
+        help=f"prove every length 1..N (N ≤ {limits.PROVE_MAX_LEN})",
+    )
+    p.add_argument("--min-len", type=_LENGTH, default=1, help="first length (default 1)")
     p.add_argument("--regime", default="temperature", choices=REGIMES, help="compilation regime")
     p.add_argument("--alphabet", help="input symbols (default: the formula's atoms)")
     p.add_argument("--library", action="store_true", help="FORMULA names a library formula")
     p.add_argument("--model", help=MODEL_HELP + " (default: compile FORMULA)")
     p.add_argument("--coord", type=int, help="coordinate holding the formula's value")
     p.add_argument("--positions", choices=("all", "last"), default="all")
-    p.add_argument("--jobs", type=int, default=1, help="parallel processes (lengths)")
+    p.add_argument(
+        "--jobs",
+        type=integer(minimum=1, maximum=256),
+        default=1,
+        help="parallel processes (lengths)",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--dask", action="store_true", help="lengths as tasks on a LocalCluster of --jobs workers"
     )
     where.add_argument("--scheduler", metavar="ADDRESS", help="lengths on an existing Dask cluster")
     p.add_argument("--smt2-dir", help="write every SMT query here as .smt2")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per z3 query")
+    p.add_argument("--timeout", type=seconds, default=60.0, help="seconds per z3 query (> 0)")
     p.add_argument(
         "--cross-check",
-        type=int,
+        type=integer(minimum=0, maximum=16, reason="exhaustive: |Σ|^n strings per length"),
         default=0,
         metavar="K",
         help="re-decide every n ≤ K by exhaustive interval enumeration",
@@ -84,10 +102,14 @@ def run(args: argparse.Namespace) -> int:
         formula, alphabet = nf.formula, args.alphabet or nf.alphabet
     else:
         formula, alphabet = parse(args.formula), args.alphabet
-    if args.max_len < 1:
-        raise InputError(f"--max-len {args.max_len}", where="--max-len", expected="≥ 1")
-    if args.jobs < 1:
-        raise InputError(f"--jobs {args.jobs}", where="--jobs", expected="≥ 1")
+    if args.min_len > args.max_len:
+        raise InputError(
+            f"--min-len {args.min_len} > --max-len {args.max_len}", expected="min-len ≤ max-len"
+        )
+    if args.smt2_dir:
+        from attncert.io import check_output_dir
+
+        check_output_dir(args.smt2_dir, "--smt2-dir")
     model = load_model_arg(args.model) if args.model else None
     res = prove_agreement(
         formula,

@@ -26,20 +26,47 @@ from __future__ import annotations
 
 import argparse
 
+from attncert import limits
+from attncert.cli.args import integer, quote, seconds
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
 from attncert.errors import InputError
 
+_LENGTH = integer(
+    minimum=1,
+    maximum=limits.SENSITIVITY_MAX_N,
+    reason="the search enumerates positions and |Σ|^n must stay machine-sized",
+)
+
 
 def _ns(text: str) -> list[int]:
-    try:
-        ns = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
+    parts = [t for t in text.split(",") if t.strip()]
+    if not parts or len(parts) > 64:
         raise InputError(
-            f"--n {text!r}", expected="comma-separated lengths, e.g. 16,64,256"
+            f"--n {quote(text)}", expected="1 to 64 comma-separated lengths, e.g. 16,64,256"
+        )
+    try:
+        return [_LENGTH(t) for t in parts]
+    except argparse.ArgumentTypeError as err:
+        raise InputError(
+            f"--n {quote(text)}: {err}", expected="comma-separated positive lengths"
         ) from None
-    if not ns or any(n < 1 for n in ns):
-        raise InputError(f"--n {text!r}", expected="positive lengths")
-    return ns
+
+
+def check_sizes(model, ns: list[int]) -> None:
+    """Refuse lengths whose search step would exceed :mod:`attncert.limits`."""
+    widths = [
+        sum(int(h.w_q.shape[0]) + int(h.w_v.shape[0]) for h in layer.heads)
+        for layer in model.layers
+    ]
+    for n in ns:
+        limits.check_sensitivity_size(model.n_tokens(n), model.d, widths, what=f"--n {n}")
+
+
+def check_plot_path(path: str) -> None:
+    """Refuse, before any work, a plot file that cannot be written or has no known format."""
+    from attncert.figures import check_figure_path
+
+    check_figure_path(path, "--plot")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,11 +84,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="logit",
         help="what to maximise (default: the readout logit)",
     )
-    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
-    p.add_argument("--restarts", type=int, default=8, help="random restarts of the search")
+    p.add_argument(
+        "--seed", type=integer(minimum=0, maximum=2**63 - 1), default=0, help="search seed"
+    )
+    p.add_argument(
+        "--restarts",
+        type=integer(minimum=1, maximum=10_000),
+        default=8,
+        help="random restarts of the search (default 8)",
+    )
     p.add_argument(
         "--time-budget",
-        type=float,
+        type=seconds,
         default=30.0,
         help="seconds per n for the search (default 30; restarts stop once it is spent)",
     )
@@ -71,7 +105,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="certified",
         help="operator-norm bound used for the constants",
     )
-    p.add_argument("--plot", metavar="PNG", help="write a log-log plot")
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="write a log-log plot; the format follows the extension (.png, .pdf, .svg, …)",
+    )
     p.add_argument(
         "--parity-rate",
         action="store_true",
@@ -91,8 +129,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from attncert.soft.report import format_table, plot_sensitivity, sensitivity_report
 
-    model = load_model_arg(args.model)
     ns = _ns(args.n)
+    if args.plot:
+        check_plot_path(args.plot)
+    model = load_model_arg(args.model)
+    check_sizes(model, ns)
     report = sensitivity_report(
         model,
         ns,
