@@ -312,6 +312,6 @@ def test_impossible_sizes_are_refused_before_anything_runs(tmp_path):
         grid_cells("certify", ["random:L2-H2-d8"], [10**13]),
         grid_cells("prove", ["Q_1 S Q_0"], [10**6]),
     ):
-        with pytest.raises(ParameterError, match="beyond the limit|more than the budget"):
+        with pytest.raises(ParameterError, match=r"beyond the limit|more than the budget"):
             run_sweep(cells, out, serial=True)
         assert not out.exists()
