@@ -25,6 +25,7 @@ transformers = pytest.importorskip("transformers")
 
 TOL = 1e-5
 TOKENS = {"0": 3, "1": 7, "^": 0, "$": 9}
+PAD = 11  # GPT2Config.pad_token_id below; not a symbol's token
 
 
 def _config(**kw):
@@ -76,11 +77,29 @@ def _hf_tokens(model, strings):
     return torch.tensor([[TOKENS[vocab[t]] for t in model.encode(s)] for s in strings])
 
 
-def _groups(strings):
+def _padded(model, strings):
+    """One right-padded batch of GPT-2 token ids and its attention mask. With causal
+    attention, padding after a string changes nothing at the string's own positions, so
+    one call of the library checks all 100 strings."""
+    rows = [_hf_tokens(model, [s])[0].tolist() for s in strings]
+    width = max(map(len, rows))
+    tokens = torch.tensor([r + [PAD] * (width - len(r)) for r in rows])
+    return tokens, (tokens != PAD).long(), [len(r) for r in rows]
+
+
+def _ours(model, strings):
+    """attncert's trace per string (forward groups strings by length)."""
     by_len: dict[int, list[str]] = {}
     for s in strings:
         by_len.setdefault(len(s), []).append(s)
-    return by_len.values()
+    traces = {n: forward(model, group) for n, group in by_len.items()}
+    seen = dict.fromkeys(by_len, 0)
+    out = []
+    for s in strings:
+        k = seen[len(s)]
+        seen[len(s)] += 1
+        out.append((traces[len(s)], k))
+    return out
 
 
 @pytest.mark.parametrize(
@@ -104,17 +123,16 @@ def test_gpt2_lm_head_logits_agree_at_every_position(dtype, n_head, activation):
     assert model.readout.lm_symbols == ("0", "1", "$")
     assert all(h.mask.value == "future" for layer in model.layers for h in layer.heads)
     ids = [TOKENS[s] for s in model.readout.lm_symbols]
-    worst = worst_hidden = 0.0
     strings = _strings(np.random.default_rng(n_head))
-    for group in _groups(strings):
-        tokens = _hf_tokens(model, group)
-        with torch.no_grad():
-            out = hf(tokens, output_hidden_states=True)
-        want = out.logits[..., ids].double().numpy()
-        tr = forward(model, list(group))
-        worst = max(worst, np.abs(tr.lm_logits - want).max())
-        hidden = out.hidden_states[-1].double().numpy()
-        worst_hidden = max(worst_hidden, np.abs(tr.final - hidden).max())
+    tokens, attention, lengths = _padded(model, strings)
+    with torch.no_grad():
+        out = hf(tokens, attention_mask=attention, output_hidden_states=True)
+    logits = out.logits[..., ids].double().numpy()
+    hidden = out.hidden_states[-1].double().numpy()
+    worst = worst_hidden = 0.0
+    for row, ((tr, k), n) in enumerate(zip(_ours(model, strings), lengths, strict=True)):
+        worst = max(worst, np.abs(tr.lm_logits[k] - logits[row, :n]).max())
+        worst_hidden = max(worst_hidden, np.abs(tr.final[k] - hidden[row, :n]).max())
     assert worst <= TOL, worst
     assert worst_hidden <= TOL, worst_hidden
 
@@ -125,12 +143,13 @@ def test_gpt2_model_hidden_states_agree(dtype):
     model = model_from_hf_gpt2(hf, alphabet="01", token_ids=TOKENS, max_length=64)
     assert model.embedding.table.shape == (64, 8) and model.final_norm is not None
     assert model.layers[0].ffn.w1.shape == (32, 8)  # n_inner None → 4·n_embd
+    strings = _strings(np.random.default_rng(11))
+    tokens, attention, lengths = _padded(model, strings)
+    with torch.no_grad():
+        want = hf(tokens, attention_mask=attention).last_hidden_state.double().numpy()
     worst = 0.0
-    for group in _groups(_strings(np.random.default_rng(11))):
-        tokens = _hf_tokens(model, group)
-        with torch.no_grad():
-            want = hf(tokens).last_hidden_state.double().numpy()
-        worst = max(worst, np.abs(forward(model, list(group)).final - want).max())
+    for row, ((tr, k), n) in enumerate(zip(_ours(model, strings), lengths, strict=True)):
+        worst = max(worst, np.abs(tr.final[k] - want[row, :n]).max())
     assert worst <= TOL, worst
 
 
@@ -139,18 +158,14 @@ def test_gpt2_sequence_classifier_logit_agrees(dtype):
     hf = _build("GPT2ForSequenceClassification", seed=5, dtype=dtype, num_labels=2)
     model = model_from_hf_gpt2(hf, alphabet="01", bos="^", token_ids=TOKENS)
     assert model.readout.position == "last"
-    worst = 0.0
-    decisions = []
-    for group in _groups(_strings(np.random.default_rng(5))):
-        tokens = _hf_tokens(model, group)
-        with torch.no_grad():
-            logits = hf(tokens).logits.double().numpy()
-        want = logits[:, 1] - logits[:, 0]
-        tr = forward(model, list(group))
-        worst = max(worst, np.abs(tr.logits - want).max())
-        decisions += list(tr.accept == (logits.argmax(-1) == 1))
-    assert worst <= TOL, worst
-    assert all(decisions)
+    strings = _strings(np.random.default_rng(5))
+    tokens, attention, _ = _padded(model, strings)
+    with torch.no_grad():  # pooled at the last non-pad token: each string's last token
+        logits = hf(tokens, attention_mask=attention).logits.double().numpy()
+    ours = np.array([tr.logits[k] for tr, k in _ours(model, strings)])
+    assert np.abs(ours - (logits[:, 1] - logits[:, 0])).max() <= TOL
+    assert np.array_equal(ours > 0, logits.argmax(-1) == 1)
+    assert 0 < (ours > 0).sum() < len(strings)  # both decisions occur
 
 
 def test_gpt2_comparison_can_fail():
@@ -232,3 +247,28 @@ def test_learned_positions_limit_the_length():
 
     with pytest.raises(InputError, match="longer than the learned position table"):
         forward(model, ["0" * 9])
+
+
+def test_hardening_report_counts_every_decision():
+    """Agreement of the imported soft GPT-2 and its hardened version, recounted by hand:
+    accept decisions per string, next-symbol predictions per position."""
+    from attncert.model import harden
+    from attncert.model.importers import hardening_report
+
+    lm = _build("GPT2LMHeadModel", seed=3, dtype=torch.float64)
+    soft = model_from_hf_gpt2(lm, alphabet="01", bos="^", eos="$", token_ids=TOKENS)
+    strings = _strings(np.random.default_rng(3), count=40, max_len=12)
+    report = hardening_report(soft, strings)
+    hard = harden(soft)
+    same = total = 0
+    for s in strings:
+        a, b = forward(soft, [s]), forward(hard, [s])
+        same += int((a.lm_logits.argmax(-1) == b.lm_logits.argmax(-1)).sum())
+        total += a.lm_logits.shape[1]
+    assert report.next_symbol.strings == total and report.next_symbol.agree == same
+    assert report.accept.strings == 40 and report.accept.rate == 1.0  # zero readout: all reject
+    assert report.outputs is None and report.hard.is_hard
+    assert 0 < report.next_symbol.rate < 1  # softmax and argmax differ somewhere here
+    # a model imported as hard attention agrees with itself
+    hard_import = model_from_hf_gpt2(lm, alphabet="01", token_ids=TOKENS, kind="leftmost")
+    assert hardening_report(hard_import, strings).next_symbol.rate == 1.0
