@@ -141,19 +141,23 @@ DEFAULTS: dict[str, Recipe] = {
         bos=False,
         position="last",
         steps=1500,
+        max_len=128,  # at max_len 32 the soft head to position 1 dilutes by n = 1024
     ),
     "majority": Recipe(
         language="majority",
         features=_f("[i=1]", "i/n"),
+        bos=False,  # with a BOS readout the hardened model answered constantly
+        position="last",
         steps=1500,
+        max_len=64,
     ),
     "dyck1": Recipe(
         language="dyck1",
         features=_f("[i=1]", "i/n", "1/i"),
         causal=True,
         position="last",
-        steps=3000,
-        max_len=32,
+        steps=6000,
+        max_len=48,
     ),
 }
 

@@ -58,6 +58,7 @@ class TrainingResult:
     import_difference: float  # max |network logit − attncert logit| on short eval strings
     wall_seconds: float
     environment: dict[str, Any]
+    network: Any = None  # the trained PyTorch Classifier (eval mode)
 
 
 LANGUAGE_TITLES = {
@@ -166,7 +167,13 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
         "threads": 1,
     }
     return TrainingResult(
-        model, evaluation, tuple(curve), difference, time.perf_counter() - started, environment
+        model,
+        evaluation,
+        tuple(curve),
+        difference,
+        time.perf_counter() - started,
+        environment,
+        net,
     )
 
 

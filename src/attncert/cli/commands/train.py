@@ -85,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
         f"difference {result.import_difference:.2g}"
     )
     print(f"accuracy by length on {result.evaluation.distribution}:")
-    print("       n   soft   hardened   agree")
+    print("       n    soft  hardened   agree")
     for row in result.evaluation.rows:
         const = "  (hardened constant)" if row.hard_constant else ""
         print(
-            f"  {row.n:>6}  {row.soft_accuracy:5.1%}  {row.hard_accuracy:8.1%}  "
+            f"  {row.n:>6}  {row.soft_accuracy:6.1%}  {row.hard_accuracy:8.1%}  "
             f"{row.agreement:6.1%}{const}"
         )
     if result.evaluation.hardened_constant:
