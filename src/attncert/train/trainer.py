@@ -56,7 +56,7 @@ class TrainingResult:
     evaluation: Evaluation
     loss_curve: tuple[tuple[int, float, float], ...]  # (step, mean loss, batch accuracy)
     import_difference: float  # max |network logit − attncert logit| on short eval strings
-    wall_seconds: float
+    wall_seconds: float  # training, import check and evaluation
     environment: dict[str, Any]
     network: Any = None  # the trained PyTorch Classifier (eval mode)
 
