@@ -185,7 +185,7 @@ class _Taylor:
 
     def __init__(self, kind: Activation):
         _H, _K = self.h, self.k = _CELLS[kind]
-        n_cells = int(round(_RANGE / (2 * _H)))
+        n_cells = round(_RANGE / (2 * _H))
         centres = np.arange(-n_cells, n_cells + 1) * (2 * _H)
         coef = np.empty((len(centres), _K + 1))
         err = np.empty(len(centres))
@@ -232,7 +232,7 @@ class _Taylor:
         m, r = x.mid, x.rad
         inside = np.abs(m) <= _RANGE
         j = np.clip(np.rint(m / (2 * _H)), -self.n_cells, self.n_cells)
-        t = m - j * (2 * _H)  # exact (Sterbenz), |t| ≤ H inside the range
+        t = np.where(inside, m - j * (2 * _H), 0.0)  # exact (Sterbenz): |t| ≤ H
         idx = (j + self.n_cells).astype(np.int64)
         a = self.coef[idx]  # (..., K+1)
         p = a[..., _K]
