@@ -197,6 +197,8 @@ class _Taylor:
         finally:
             ctx.cap = cap
         self.coef, self.err = coef, err
+        self.coef_t = np.ascontiguousarray(coef.T)
+        self.abs_sum = (np.abs(coef) * _H ** np.arange(_K + 1)).sum(axis=1) * (1 + 2 * (_K + 4) * U)
         # Lipschitz constants: per cell (with its neighbours, for radii ≤ H) and global
         # (outside the table |f'| < 1 + 1e-15)
         pad = np.concatenate([[lip[0]], lip, [lip[-1]]])
@@ -234,13 +236,12 @@ class _Taylor:
         j = np.clip(np.rint(m / (2 * _H)), -self.n_cells, self.n_cells)
         t = np.where(inside, m - j * (2 * _H), 0.0)  # exact (Sterbenz): |t| ≤ H
         idx = (j + self.n_cells).astype(np.int64)
-        a = self.coef[idx]  # (..., K+1)
-        p = a[..., _K]
-        pa = np.abs(a[..., _K])
-        at = np.abs(t)
-        for k in range(_K - 1, -1, -1):
-            p = p * t + a[..., k]
-            pa = pa * at + np.abs(a[..., k])
+        p = self.coef_t[_K][idx]
+        for k in range(_K - 1, -1, -1):  # Horner
+            p *= t
+            p += self.coef_t[k][idx]
+        # Horner's rounding error ≤ γ_2K Σ|a_k||t|^k ≤ γ_2K Σ|a_k|H^k (Higham (5.3))
+        pa = self.abs_sum[idx]
         f_err = _gamma(2 * _K + 2) * pa + self.err[idx]
         mid = np.where(inside, p, np.where(m > 0, m, 0.0))
         e = np.where(inside, f_err, _OUTSIDE)

@@ -1,0 +1,70 @@
+"""The lean paths used at large n agree exactly with the full ones on small models:
+the rigorous decision without field matrices (kernel.forward.decide_tokens) against
+the full rigorous forward pass, the blockwise float forward against the Trace forward,
+and block rows of masks against the mask matrix."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncert.kernel.forward import decide, decide_tokens, forward_rigorous_tokens
+from attncert.model import harden, random_model
+from attncert.model.spec import Mask
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_kernel_near_ties import near_tie_model
+from test_model_v2 import v2_model
+
+
+def _models():
+    out = [random_model(2, 2, 8, seed=s) for s in range(3)]
+    out += [
+        random_model(2, 2, 8, seed=1, kind="average"),
+        random_model(2, 1, 8, seed=2, kind="rightmost", mask="future"),
+        random_model(1, 2, 4, seed=4, kind="average", features=()),  # many exact ties
+    ]
+    for seed in range(2):
+        for v in (
+            {},
+            {"norm_position": "post", "readout": "last"},
+            {"activation": "gelu_tanh", "readout": "first"},
+            {"activation": "relu"},
+        ):
+            out.append(harden(v2_model(seed, **v)))
+    return out
+
+
+@pytest.mark.parametrize("index", range(14))
+def test_lean_rigorous_decision_equals_the_full_forward_pass(index):
+    model = _models()[index]
+    rng = np.random.default_rng(index)
+    for n in (1, 2, 5, 9, 16):
+        for _ in range(4):
+            s = "".join(rng.choice(list(model.alphabet), n))
+            toks = model.encode(s)
+            assert decide_tokens(model, toks) == forward_rigorous_tokens(model, toks).accept, s
+
+
+def test_lean_decision_at_near_and_exact_ties():
+    """The near-tie model: scores 2⁻⁶⁶ apart are decided in the field (the float
+    enclosures overlap), and the lean and full passes agree on every string ≤ 6."""
+    from itertools import product
+
+    m = near_tie_model()
+    for n in range(1, 7):
+        for s in map("".join, product("01", repeat=n)):
+            assert decide(m, s) == forward_rigorous_tokens(m, m.encode(s)).accept
+            assert decide(m, s) == ("1" not in s)
+
+
+def test_mask_rows_equal_the_mask_matrix():
+    for mask in Mask:
+        full = mask.matrix(9)
+        rows = np.array([0, 3, 8])
+        got = mask.rows(rows, 9)
+        want = full[rows]
+        assert (got is None and want.all()) or np.array_equal(got, want)
