@@ -36,28 +36,14 @@ from dataclasses import dataclass, field
 from itertools import product
 
 import numpy as np
-from flint import arb
+from flint import fmpq
 
-from attncert.arith.field import (
-    Field,
-    Interner,
-    Number,
-    Undecided,
-    escalate,
-    rows_of,
-    to_floats,
-)
+from attncert.arith import enclose
+from attncert.arith.field import Field, Number, Undecided, escalate
 from attncert.arith.filter import Enclosed, row_bounds
-from attncert.arith.positionwise import (
-    ModelMaps,
-    attention_inputs,
-    finish_layer,
-    model_maps,
-    projections,
-    readout_terms,
-)
+from attncert.arith.rows import RowGraph
 from attncert.certificates.hard import Certificate
-from attncert.kernel.forward import decide, is_rational, position_rows, word_rows
+from attncert.kernel.forward import decide, is_rational
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
 
@@ -123,20 +109,15 @@ class _Table:
 
 
 class _Values:
-    """Every activation vector of one layer, with identity keys."""
+    """Every activation value of one layer: its row of the :class:`RowGraph` (identity
+    key, field value on demand) and its float enclosure (row v of ``box``)."""
 
-    def __init__(self) -> None:
-        self.vectors: list[list[Number]] = []
-        self.keys: list[int] = []
-        self._by_key: dict[int, int] = {}
-
-    def add(self, vec: list[Number], key: int) -> int:
-        got = self._by_key.get(key)
-        if got is None:
-            got = self._by_key[key] = len(self.vectors)
-            self.vectors.append(vec)
-            self.keys.append(key)
-        return got
+    def __init__(self, graph: RowGraph, rows: np.ndarray, box: Enclosed) -> None:
+        self.graph = graph
+        self.rows = rows
+        self.box = box
+        g = graph.keys
+        self.keys = [g[r] for r in rows.tolist()]
 
 
 def _assignments(deps: Sequence[int], base: int):
@@ -165,79 +146,131 @@ def _restrict(table: _Table, rho: Restriction) -> _Table:
     return _Table(deps, tuple(vid))
 
 
-def _layer0(
-    model: Model, rho: Restriction, fld: Field, intern: Interner
-) -> tuple[list[_Table], _Values]:
+def _layer0(model: Model, rho: Restriction, graph: RowGraph) -> tuple[list[_Table], _Values]:
     """Layer-0 tables: a free input position depends on itself (one value per free
-    symbol), every other token is constant; values are the exact layer-0 rows."""
-    vals = _Values()
+    symbol), every other token is constant; values are the exact layer-0 rows (float
+    enclosures here, exact rows on demand)."""
     off = model.input_offset()
     tokens = model.encode(rho.complete({}))
-    word = word_rows(model)
-    pos = position_rows(model, len(tokens))
+    toks: list[int] = []
+    where: list[int] = []
     tables = []
     for t, tok in enumerate(tokens):
         u = t - off
         free = 0 <= u < rho.n and rho.is_free(u)
         options = [model.token_index[s] for s in rho.symbols] if free else [tok]
-        ids = []
-        for o in options:
-            exact = tuple(w + p for w, p in zip(word[o], pos[t], strict=True))
-            vec = list(exact) if fld.exact else [arb(x) for x in exact]
-            ids.append(vals.add(vec, intern.key_exact(exact)))
-        tables.append(_Table((u,) if free else (), tuple(ids)))
-    return tables, vals
+        ids = tuple(range(len(toks), len(toks) + len(options)))
+        toks.extend(options)
+        where.extend([t] * len(options))
+        tables.append(_Table((u,) if free else (), ids))
+    rows = graph.add_embedding(toks, where)
+    box = enclose.embed(model, np.array(toks, dtype=np.int64), np.array(where), len(tokens))
+    return tables, _Values(graph, rows, box)
 
 
 # --------------------------------------------------------------------------- one layer
 @dataclass(frozen=True, eq=False)
 class _Projected:
-    q: list[list[Number]]
-    k: list[list[Number]]
-    ov: list[list[Number]]
-    qf: Enclosed
-    kf: Enclosed
+    """One head's queries, keys and value rows for every value id, as enclosures."""
+
+    q: Enclosed
+    k: Enclosed
+    ov: Enclosed
 
 
-def _project(maps: ModelMaps, li: int, vals: _Values) -> list[_Projected]:
-    fld = maps.field
-    d = maps.model.d
-    x = fld.matrix(len(vals.vectors), d, [c for v in vals.vectors for c in v])
-    u = attention_inputs(maps, li, x)
-    out = []
-    for hi in range(len(maps.layers[li].heads)):
-        q, k, ov = projections(maps, li, hi, u)
-        out.append(
-            _Projected(
-                rows_of(q),
-                rows_of(k),
-                rows_of(ov),
-                Enclosed(*to_floats(q)),
-                Enclosed(*to_floats(k)),
-            )
-        )
-    return out
+def _project(model: Model, li: int, vals: _Values) -> list[_Projected]:
+    u = enclose.attention_inputs(model, li, vals.box)
+    return [
+        _Projected(*enclose.projections(model, li, hi, u))
+        for hi in range(len(model.layers[li].heads))
+    ]
+
+
+class _Slots:
+    """Query slots (position i, value v of y_i), in position order, and for each slot
+    the float facts the claims need (module docstring, claim 3): per head the best
+    constant key (its score, value and how many constants come within 2E of it) and the
+    non-constant positions with the highest score upper bounds."""
+
+    TOP = 4
+
+    def __init__(self, model: Model, li: int, tables: list[_Table], pos_vids, proj):
+        n_tok = len(tables)
+        self.pos = np.array([i for i in range(n_tok) for _ in pos_vids[i]], dtype=np.int64)
+        self.vid = np.array([v for i in range(n_tok) for v in pos_vids[i]], dtype=np.int64)
+        sizes = np.array([len(v) for v in pos_vids], dtype=np.int64)
+        self.start = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        const = np.array([not t.deps for t in tables])
+        self.const = const
+        ccols = np.nonzero(const[self.pos])[0]
+        nc_pos = np.nonzero(~const)[0]
+        ncols = np.nonzero(~const[self.pos])[0]
+        groups = np.searchsorted(ncols, self.start[nc_pos]) if len(ncols) else ncols
+        self.nc_pos = nc_pos
+        S = len(self.pos)
+        T = min(self.TOP, len(nc_pos))
+        self.heads = []
+        block = max(1, (1 << 21) // max(S, 1))
+        for hi, head in enumerate(model.layers[li].heads):
+            pr = proj[hi]
+            kq = pr.k.take(self.vid)
+            c_top = np.full(S, -np.inf)
+            c_arg = np.full(S, -1, dtype=np.int64)
+            c_near = np.zeros(S, dtype=np.int64)
+            err = np.zeros(S)
+            top_pos = np.full((S, T), -1, dtype=np.int64)
+            top_max = np.full((S, T), -np.inf)
+            rest = np.full(S, -np.inf)
+            for c0 in range(0, S, block):
+                sl = np.arange(c0, min(S, c0 + block))
+                qb = pr.q.take(self.vid[sl])
+                s = qb.mid @ kq.mid.T
+                vis = head.mask.rows(self.pos[sl], n_tok)
+                if vis is not None:
+                    s[~vis[:, self.pos]] = -np.inf
+                e = row_bounds(qb, kq)
+                err[sl] = e
+                r = np.arange(len(sl))
+                if len(ccols):
+                    cs = s[:, ccols]
+                    arg = cs.argmax(axis=1)
+                    top = cs[r, arg]
+                    c_top[sl], c_arg[sl] = top, ccols[arg]
+                    c_near[sl] = np.where(
+                        np.isfinite(top), (cs >= (top - 2 * e)[:, None]).sum(axis=1), 0
+                    )
+                if T:
+                    pm = np.maximum.reduceat(s[:, ncols], groups, axis=1)
+                    if pm.shape[1] > T:
+                        part = np.argpartition(-pm, T, axis=1)
+                        rest[sl] = pm[r[:, None], part[:, T:]].max(axis=1)
+                        part = part[:, :T]
+                    else:
+                        part = np.tile(np.arange(pm.shape[1]), (len(sl), 1))
+                    vals = pm[r[:, None], part]
+                    order = np.argsort(-vals, axis=1, kind="stable")
+                    top_pos[sl] = nc_pos[part[r[:, None], order]]
+                    top_max[sl] = vals[r[:, None], order]
+            self.heads.append((c_top, c_arg, c_near, err, top_pos, top_max, rest))
 
 
 def _check_layer(
     model: Model,
-    maps: ModelMaps,
     ell: int,
     tables: list[_Table],
     vals: _Values,
     claimed: Sequence[Sequence[int]],
     rho: Restriction,
-    intern: Interner,
 ) -> tuple[list[_Table], _Values]:
     """Verify layer ℓ's claimed dependency sets and compute its tables (module docstring,
     claim 3)."""
-    fld = maps.field
+    graph = vals.graph
     li = ell - 1
     layer = model.layers[li]
     base = len(rho.symbols)
     n_tok = len(tables)
     d = model.d
-    proj = _project(maps, li, vals)
+    proj = _project(model, li, vals)
     for i, s in enumerate(claimed):
         bad = [u for u in s if not rho.is_free(u)]
         if bad:
@@ -263,79 +296,105 @@ def _check_layer(
     # every value of every position, grouped per position (for the undetermined maxima)
     pos_vids = [sorted(set(t.vid)) for t in tables]
     grouping = _Grouping(pos_vids)
-    x_rows: list[list[Number]] = []
-    attn_rows: list[list[Number]] = []
-    prov: list[tuple] = []
+    slots = _Slots(model, li, tables, pos_vids, proj)
+    slot_of = [{v: slots.start[i] + t for t, v in enumerate(pos_vids[i])} for i in range(n_tok)]
+    sees_any = [head.mask.sees_any(n_tok) for head in layer.heads]
+    own_vids: list[int] = []
+    picks: list[list[tuple[int, ...]]] = []  # per output row, per head: attended value ids
     spans = []
-    bos = [rows_of(maps.layers[li].heads[hi].bo)[0] for hi in range(len(layer.heads))]
-    zero = fld.zero()
-    for c0 in range(0, n_tok, _CHUNK):
-        chunk = range(c0, min(n_tok, c0 + _CHUNK))
-        own_vids = sorted({v for i in chunk for v in pos_vids[i]})
-        scores = [_ScoreRows(pr, own_vids, grouping) for pr in proj]
-        for i in chunk:
-            s_i = tuple(claimed[i])
-            s_set = set(s_i)
-            determined = constant.copy()
-            for u in s_i:
-                for m in by_input.get(u, ()):
-                    if set(tables[m].deps) <= s_set:
-                        determined[m] = True
-            start = len(x_rows)
-            for combo in _assignments(s_i, base):
-                sym = dict(zip(s_i, combo, strict=True))
-                own = tables[i].vid[_row_of(tables[i].deps, sym, base)]
-                acc = [zero] * d
-                attended_keys = []
-                for hi, head in enumerate(layer.heads):
-                    visible = head.mask.matrix(n_tok)[i]
-                    if not visible.any():
-                        acc = [a + b for a, b in zip(acc, bos[hi], strict=True)]
-                        attended_keys.append(())
-                        continue
+    for i in range(n_tok):
+        s_i = tuple(claimed[i])
+        s_set = set(s_i)
+        det_nc: list[int] = []  # non-constant positions whose tables S_i determines
+        for u in s_i:
+            for m in by_input.get(u, ()):
+                if m not in det_nc and set(tables[m].deps) <= s_set:
+                    det_nc.append(m)
+        det_nc.sort()
+        determined = None  # the full mask, built only for the slow path
+        start = len(own_vids)
+        for combo in _assignments(s_i, base):
+            sym = dict(zip(s_i, combo, strict=True))
+            own = tables[i].vid[_row_of(tables[i].deps, sym, base)]
+            slot = int(slot_of[i][own])
+            row_picks = []
+            for hi, head in enumerate(layer.heads):
+                if not sees_any[hi][i]:
+                    row_picks.append(())
+                    continue
+                pick = _attend_fast(
+                    graph,
+                    head.kind,
+                    proj[hi],
+                    slots,
+                    hi,
+                    slot,
+                    own,
+                    i,
+                    tables,
+                    det_nc,
+                    sym,
+                    base,
+                    li,
+                )
+                if pick is None:  # the float facts do not settle it: every key, one by one
+                    if determined is None:
+                        determined = constant.copy()
+                        determined[det_nc] = True
                     where = (
                         f"layer {ell}, token position {i}, assignment "
                         f"{_show(s_i, combo, rho)}, head {hi}"
                     )
+                    visible = head.mask.rows(np.array([i]), n_tok)
+                    vis = np.ones(n_tok, dtype=bool) if visible is None else visible[0]
                     pick = _attend(
-                        fld,
+                        graph,
+                        li,
+                        hi,
                         head.kind,
-                        proj[hi],
-                        scores[hi],
+                        _ScoreRows(proj[hi], own, grouping),
                         vals,
                         tables,
                         pos_vids,
                         own,
                         sym,
                         base,
-                        visible,
+                        vis,
                         determined,
                         where,
                     )
-                    ov = proj[hi].ov
-                    if len(pick) == 1:
-                        mean = ov[pick[0]]
-                    else:
-                        inv = fld.num(1) / len(pick)
-                        mean = [sum((ov[v][c] for v in pick), zero) * inv for c in range(d)]
-                    acc = [a + m + b for a, m, b in zip(acc, mean, bos[hi], strict=True)]
-                    attended_keys.append(tuple(sorted(vals.keys[v] for v in pick)))
-                x_rows.append(vals.vectors[own])
-                attn_rows.append(acc)
-                prov.append((ell, vals.keys[own], tuple(attended_keys)))
-            spans.append((start, len(x_rows)))
-    x = fld.matrix(len(x_rows), d, [c for r in x_rows for c in r])
-    a = fld.matrix(len(attn_rows), d, [c for r in attn_rows for c in r])
-    out_rows = rows_of(finish_layer(maps, li, x, a))
-    new_vals = _Values()
-    new_tables = []
-    for i, (lo, hi) in enumerate(spans):
-        ids = []
-        for r in range(lo, hi):
-            vec = out_rows[r]
-            key = intern.key_exact(tuple(vec)) if fld.exact else intern.key(prov[r])
-            ids.append(new_vals.add(vec, key))
-        new_tables.append(_Table(tuple(claimed[i]), tuple(ids)))
+                row_picks.append(tuple(pick))
+            own_vids.append(own)
+            picks.append(row_picks)
+        spans.append((start, len(own_vids)))
+    # the new values: enclosures for every row at once, field values on demand
+    own_arr = np.array(own_vids, dtype=np.int64)
+    attn = enclose.point(np.zeros((len(own_vids), d)))
+    for hi, head in enumerate(layer.heads):
+        ov = proj[hi].ov
+        single = np.array([p[hi][0] if len(p[hi]) == 1 else 0 for p in picks], dtype=np.int64)
+        out = ov.take(single)
+        multi = [t for t, p in enumerate(picks) if len(p[hi]) > 1]
+        if multi:
+            avg = enclose.mean_rows(ov, [np.array(picks[t][hi]) for t in multi])
+            out.mid[multi], out.rad[multi] = avg.mid, avg.rad
+        none = np.array([not p[hi] for p in picks], dtype=bool)
+        if none.any():
+            out.mid[none], out.rad[none] = 0.0, 0.0
+        attn = enclose.add(attn, enclose.add(out, enclose.point(head.bias("b_o")[None, :])))
+    box = enclose.finish_layer(model, li, vals.box.take(own_arr), attn)
+    rows = vals.rows
+    new_rows = graph.add_rows(
+        ell,
+        rows[own_arr],
+        [tuple(tuple(int(rows[v]) for v in h) for h in p) for p in picks],
+    )
+    uniq, first, inverse = np.unique(new_rows, return_index=True, return_inverse=True)
+    new_vals = _Values(graph, uniq, box.take(first))
+    new_tables = [
+        _Table(tuple(claimed[i]), tuple(int(v) for v in inverse[lo:hi]))
+        for i, (lo, hi) in enumerate(spans)
+    ]
     return new_tables, new_vals
 
 
@@ -345,6 +404,64 @@ def _show(deps, combo, rho: Restriction) -> str:
         + ", ".join(f"x{u + 1}={rho.symbols[c]}" for u, c in zip(deps, combo, strict=True))
         + "}"
     )
+
+
+def _attend_fast(
+    graph: RowGraph,
+    kind: AttentionKind,
+    pr: _Projected,
+    slots: _Slots,
+    hi: int,
+    slot: int,
+    own: int,
+    i: int,
+    tables: list[_Table],
+    det_nc: list[int],
+    sym: dict[int, int],
+    base: int,
+    li: int,
+) -> list[int] | None:
+    """The attended value ids when the float facts of the slot settle every claim: the
+    best determined key wins by more than 2E over every other determined key, and every
+    undetermined position's best score is more than 2E below it. None otherwise (the
+    caller then checks key by key, in the field where needed)."""
+    c_top, c_arg, c_near, err, top_pos, top_max, rest = slots.heads[hi]
+    e = float(err[slot])
+    if c_near[slot] > 1:
+        return None
+    cands: list[tuple[float, int, int]] = []  # (float score, position, value id)
+    if c_near[slot] == 1:
+        m = int(slots.pos[c_arg[slot]])
+        cands.append((float(c_top[slot]), m, int(slots.vid[c_arg[slot]])))
+    if det_nc:
+        vis = slots_visible(graph, hi, li, i, det_nc)
+        dv = [
+            (m, tables[m].vid[_row_of(tables[m].deps, sym, base)])
+            for m, ok in zip(det_nc, vis, strict=True)
+            if ok
+        ]
+        if dv:
+            sc = pr.k.mid[[v for _, v in dv]] @ pr.q.mid[own]
+            cands += [(float(x), m, v) for x, (m, v) in zip(sc.tolist(), dv, strict=True)]
+    if not cands:
+        return None
+    cands.sort(key=lambda c: -c[0])
+    best = cands[0][0]
+    if len(cands) > 1 and cands[1][0] >= best - 2 * e:
+        return None
+    # every undetermined non-constant position must score below best − 2E
+    det = set(det_nc)
+    for m, mx in zip(top_pos[slot].tolist(), top_max[slot].tolist(), strict=True):
+        if m < 0 or m in det:
+            continue
+        return [cands[0][2]] if mx < best - 2 * e else None
+    return [cands[0][2]] if rest[slot] < best - 2 * e else None
+
+
+def slots_visible(graph: RowGraph, hi: int, li: int, i: int, positions: list[int]) -> list[bool]:
+    """Whether query position i sees each key position (the head's mask)."""
+    mask = graph.model.layers[li].heads[hi].mask
+    return [mask.allowed(i, m) for m in positions]
 
 
 class _Grouping:
@@ -357,28 +474,26 @@ class _Grouping:
 
 
 class _ScoreRows:
-    """Float scores of some query values against every value, with rigorous bounds
-    (:func:`attncert.arith.filter.score_block`), and per key position the largest upper
+    """Float scores of one query value against every value, with a rigorous bound
+    (:func:`attncert.arith.filter.row_bounds`), and per key position the largest upper
     bound over its values."""
 
-    def __init__(self, pr: _Projected, query_vids: list[int], grouping: _Grouping):
-        qv = np.array(query_vids, dtype=np.int64)
-        q = pr.qf.take(qv)
-        s = q.mid @ pr.kf.mid.T
-        e = row_bounds(q, pr.kf)  # one bound per query row, valid against every key
-        self.row_of = {v: t for t, v in enumerate(query_vids)}
-        self.s, self.e = s, e
-        self.up = np.maximum.reduceat(s[:, grouping.order], grouping.starts, axis=1) + e[:, None]
+    def __init__(self, pr: _Projected, query_vid: int, grouping: _Grouping):
+        q = pr.q.take(np.array([query_vid]))
+        s = q.mid @ pr.k.mid.T
+        e = row_bounds(q, pr.k)  # one bound, valid against every key
+        self.s, self.e = s[0], float(e[0])
+        self.up = np.maximum.reduceat(self.s[grouping.order], grouping.starts) + self.e
 
     def get(self, vid: int) -> tuple[np.ndarray, float, np.ndarray]:
-        t = self.row_of[vid]
-        return self.s[t], float(self.e[t]), self.up[t]
+        return self.s, self.e, self.up
 
 
 def _attend(
-    fld: Field,
+    graph: RowGraph,
+    li: int,
+    hi: int,
     kind: AttentionKind,
-    pr: _Projected,
     rows: _ScoreRows,
     vals: _Values,
     tables: list[_Table],
@@ -394,6 +509,8 @@ def _attend(
     determined positions take their values under ``sym``; rejects if a position whose
     table is not determined could be attended."""
     s, e, up = rows.get(own)
+    fld = graph.field
+    keys = vals.keys
     det_pos = np.nonzero(visible & determined)[0]
     und_pos = np.nonzero(visible & ~determined)[0]
     if not len(det_pos):
@@ -407,13 +524,18 @@ def _attend(
     det_vid = [tables[m].vid[_row_of(tables[m].deps, sym, base)] for m in det_pos.tolist()]
     sd = s[np.array(det_vid)]
     near = np.nonzero(sd + 2 * e >= sd.max())[0].tolist()
-
-    def score(v: int) -> Number:
-        return sum((a * b for a, b in zip(pr.q[own], pr.k[v], strict=True)), fld.zero())
+    q_row = int(vals.rows[own])
 
     def cmp(v: int, w: int) -> int:
-        same = vals.keys[v] == vals.keys[w]
-        return fld.compare(score(v), score(w), same, f"a score comparison at {where}")
+        same = keys[v] == keys[w]
+        if same:
+            return 0
+        return fld.compare(
+            graph.score(q_row, int(vals.rows[v]), li, hi),
+            graph.score(q_row, int(vals.rows[w]), li, hi),
+            False,
+            f"a score comparison at {where}",
+        )
 
     # the best determined key(s), by the head's rule
     best = [near[0]]
@@ -461,33 +583,64 @@ def _attend(
 # --------------------------------------------------------------------------- the output
 def _decisions(
     model: Model,
-    maps: ModelMaps,
     tables: list[_Table],
     vals: _Values,
     pos: int,
     base: int,
     cap: int,
 ) -> tuple[tuple[int, ...], list[bool]]:
-    """(deps, decision per assignment of deps) of the readout."""
-    fld = maps.field
-    d = model.d
-    x = fld.matrix(len(vals.vectors), d, [c for v in vals.vectors for c in v])
-    terms = readout_terms(maps, x)
-    bias = maps.readout_bias
+    """(deps, decision per assignment of deps) of the readout. A sign is read from the
+    float enclosure of the logit when it excludes 0, else decided in the field."""
+    graph = vals.graph
+    fld = graph.field
+    box = enclose.readout_terms(model, vals.box)
+    mid, rad = box.mid[:, 0], box.rad[:, 0]
+    bias = model.readout.bias  # a float64: exact
+    terms: dict[int, Number] = {}
+
+    def term(v: int) -> Number:
+        got = terms.get(v)
+        if got is None:
+            got = terms[v] = graph.readout_term(int(vals.rows[v]))
+        return got
+
+    b = _q(bias)
+
+    def sign(v: int) -> bool:
+        # term + bias ∈ [mid + bias − rad, mid + bias + rad], compared exactly
+        c, r = _q(mid[v]) + b, _q(rad[v])
+        if c - r > 0:
+            return True
+        if c + r < 0:
+            return False
+        return fld.sign(term(v) + graph.maps.readout_bias, "the readout's sign") > 0
+
     if not model.readout.pooled:
         t = tables[pos]
-        return t.deps, [fld.sign(terms[v] + bias, "the readout's sign") > 0 for v in t.vid]
-    inv = fld.num(1) / len(tables)
-    deps = tuple(sorted({u for t in tables for u in t.deps}))
+        return t.deps, [sign(v) for v in t.vid]
+    n_tok = len(tables)
+    # the per-position ranges of the terms, summed exactly from their float enclosures
+    lo_sum = hi_sum = fmpq(0)
+    for t in tables:
+        vs = sorted(set(t.vid))
+        lo_sum += min(_q(mid[v]) - _q(rad[v]) for v in vs)
+        hi_sum += max(_q(mid[v]) + _q(rad[v]) for v in vs)
+    if lo_sum / n_tok + b > 0:
+        return (), [True]
+    if hi_sum / n_tok + b < 0:
+        return (), [False]
+    inv = fld.num(1) / n_tok
+    field_bias = graph.maps.readout_bias
     lo = fld.zero()
     hi = fld.zero()
     for t in tables:
-        ts = [terms[v] for v in set(t.vid)]
+        ts = [term(v) for v in set(t.vid)]
         lo, hi = lo + _min(fld, ts), hi + _max(fld, ts)
-    if lo * inv + bias > 0:
+    if lo * inv + field_bias > 0:
         return (), [True]
-    if hi * inv + bias < 0:
+    if hi * inv + field_bias < 0:
         return (), [False]
+    deps = tuple(sorted({u for t in tables for u in t.deps}))
     if len(deps) > cap:
         _fail(
             "output",
@@ -498,9 +651,14 @@ def _decisions(
     out = []
     for combo in _assignments(deps, base):
         sym = dict(zip(deps, combo, strict=True))
-        total = sum((terms[t.vid[_row_of(t.deps, sym, base)]] for t in tables), fld.zero())
-        out.append(fld.sign(total * inv + bias, "the mean readout's sign") > 0)
+        total = sum((term(t.vid[_row_of(t.deps, sym, base)]) for t in tables), fld.zero())
+        out.append(fld.sign(total * inv + field_bias, "the mean readout's sign") > 0)
     return deps, out
+
+
+def _q(x: float) -> fmpq:
+    """The exact value of a float64."""
+    return fmpq(*float(x).as_integer_ratio())
 
 
 def _min(fld: Field, xs):
@@ -631,16 +789,15 @@ def _check_identity(cert: Certificate, model: Model) -> None:
 def _check_claims(
     cert: Certificate, model: Model, fld: Field, facts: list[str]
 ) -> tuple[str, tuple[tuple[int, ...], int, list[bool]]]:
-    maps = model_maps(model, fld)
-    intern = Interner()
+    graph = RowGraph(model, model.n_tokens(cert.n), fld)
     base = len(cert.restrictions[0].symbols)
     facts_here: list[str] = []
-    tables, vals = _layer0(model, cert.restrictions[0], fld, intern)
+    tables, vals = _layer0(model, cert.restrictions[0], graph)
     for ell in range(1, model.num_layers + 1):
         rho = cert.restrictions[ell]
         tables = [_restrict(t, rho) for t in tables]
         claimed = cert.dependency_sets[ell - 1]
-        tables, vals = _check_layer(model, maps, ell, tables, vals, claimed, rho, intern)
+        tables, vals = _check_layer(model, ell, tables, vals, claimed, rho)
         biggest = max((len(s) for s in claimed), default=0)
         facts_here.append(
             f"layer {ell}: every activation depends on ≤ {biggest} free inputs under ρ_{ell} "
@@ -648,9 +805,7 @@ def _check_claims(
         )
     final = cert.final_restriction
     tables = [_restrict(t, final) for t in tables]
-    deps, decisions = _decisions(
-        model, maps, tables, vals, cert.output_position, base, cert.max_deps
-    )
+    deps, decisions = _decisions(model, tables, vals, cert.output_position, base, cert.max_deps)
     clash = _clash(deps, base, decisions, set(cert.output_dependency))
     if clash is not None:
         _fail(
