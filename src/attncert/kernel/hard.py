@@ -201,19 +201,23 @@ class _Slots:
         sizes = np.array([len(v) for v in pos_vids], dtype=np.int64)
         self.start = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         const = np.array([not t.deps for t in tables])
-        self.const = const
-        ccols = np.nonzero(const[self.pos])[0]
+        ccols = self.start[const]  # the one slot of each constant position
+        cpos = np.nonzero(const)[0]
         nc_pos = np.nonzero(~const)[0]
-        ncols = np.nonzero(~const[self.pos])[0]
-        groups = np.searchsorted(ncols, self.start[nc_pos]) if len(ncols) else ncols
+        # slots of the non-constant positions, padded to r_max columns by repetition, so
+        # per-position maxima are maxima over a reshaped block
+        rmax = int(sizes[nc_pos].max(initial=1))
+        offs = np.minimum(np.arange(rmax)[None, :], (sizes[nc_pos] - 1)[:, None])
+        ncols = (self.start[nc_pos][:, None] + offs).ravel()
         self.nc_pos = nc_pos
         S = len(self.pos)
         T = min(self.TOP, len(nc_pos))
         self.heads = []
-        block = max(1, (1 << 21) // max(S, 1))
+        block = max(1, (1 << 21) // max(len(ccols) + len(ncols), 1))
         for hi, head in enumerate(model.layers[li].heads):
             pr = proj[hi]
             kq = pr.k.take(self.vid)
+            kc, kn = kq.mid[ccols], kq.mid[ncols]
             c_top = np.full(S, -np.inf)
             c_arg = np.full(S, -1, dtype=np.int64)
             c_near = np.zeros(S, dtype=np.int64)
@@ -224,15 +228,14 @@ class _Slots:
             for c0 in range(0, S, block):
                 sl = np.arange(c0, min(S, c0 + block))
                 qb = pr.q.take(self.vid[sl])
-                s = qb.mid @ kq.mid.T
                 vis = head.mask.rows(self.pos[sl], n_tok)
-                if vis is not None:
-                    s[~vis[:, self.pos]] = -np.inf
                 e = row_bounds(qb, kq)
                 err[sl] = e
                 r = np.arange(len(sl))
                 if len(ccols):
-                    cs = s[:, ccols]
+                    cs = qb.mid @ kc.T
+                    if vis is not None:
+                        cs[~vis[:, cpos]] = -np.inf
                     arg = cs.argmax(axis=1)
                     top = cs[r, arg]
                     c_top[sl], c_arg[sl] = top, ccols[arg]
@@ -240,7 +243,12 @@ class _Slots:
                         np.isfinite(top), (cs >= (top - 2 * e)[:, None]).sum(axis=1), 0
                     )
                 if T:
-                    pm = np.maximum.reduceat(s[:, ncols], groups, axis=1)
+                    ns = qb.mid @ kn.T
+                    if vis is not None:
+                        ns[~np.repeat(vis[:, nc_pos], rmax, axis=1)] = -np.inf
+                    pm = ns[:, 0::rmax].copy()  # strided maxima: fast for small r_max
+                    for t in range(1, rmax):
+                        np.maximum(pm, ns[:, t::rmax], out=pm)
                     if pm.shape[1] > T:
                         part = np.argpartition(-pm, T, axis=1)
                         rest[sl] = pm[r[:, None], part[:, T:]].max(axis=1)
