@@ -96,9 +96,9 @@ def _restrict_all(tables: tuple[Table, ...], rho: Restriction) -> tuple[Table, .
     return tuple(restrict_table(t, rho) for t in tables)
 
 
-def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Restriction:
+def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline, rank) -> Restriction:
     for attempt, top in enumerate((opts.top, 4 * opts.top, 16 * opts.top)):
-        rankings = rank_tuples(model, ell, tabs, top=top)
+        rankings = rank(tabs, top)
         trace.setdefault("open_tuples", len(rankings))
         if not rankings:
             return rho
@@ -155,12 +155,23 @@ def reduce_layer(
     C = Fraction(rho.num_free, rho.n) if rho.n else Fraction(1)
     tabs = _restrict_all(tables, rho)
     t0 = time.perf_counter()
+    # rankings of one layer, by (restriction, window): Stage 2's last ranking is the one
+    # Stage 3 starts from (the same tables), so it is computed once
+    ranked: dict[tuple, list] = {}
+
+    def rank(tabs_r: tuple[Table, ...], top: int) -> list:
+        key = (top, tuple((t.deps, t.value_of_row, t.values) for t in tabs_r))
+        got = ranked.get(key)
+        if got is None:
+            got = ranked[key] = rank_tuples(model, ell, tabs_r, top=top)
+        return got
+
     if opts.paper_stages:
         rho, inv1 = stage1(tabs, rho, opts.eta)
         invariants += inv1
         heads = max(1, len(model.layers[ell - 1].heads))
         rho, inv2, info2 = stage2(
-            lambda t: rank_tuples(model, ell, t, top=opts.top),
+            lambda t: rank(t, opts.top),
             tabs,
             rho,
             k=opts.k,
@@ -175,7 +186,7 @@ def reduce_layer(
     trace["free_after_stage2"] = rho.num_free
     stage3_rounds = 0
     while True:
-        rho = _stage3(model, ell, tabs, rho, opts, trace, deadline)
+        rho = _stage3(model, ell, tabs, rho, opts, trace, deadline, rank)
         tabs = _restrict_all(tables, rho)
         try:
             step = collapse_layer(ev, ell, tables, rho, max_deps=opts.max_deps)

@@ -133,11 +133,15 @@ class _LinearSearch:
         self.solver.delete()
 
 
+_GRACE = 5.0  # seconds RC2 gets alone before the linear search starts
+
+
 def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
     """Minimize the number of fixed positions (soft ¬x(u, σ)).
 
-    RC2 (with ``adapt``, ``exhaust``, ``minz``) runs in a child process; meanwhile this
-    process keeps an anytime upper bound by linear SAT–UNSAT search. The answer is RC2's
+    RC2 (with ``adapt``, ``exhaust``, ``minz``) runs in a child process; if it has not
+    answered within a grace of ``_GRACE`` seconds, this process meanwhile keeps an
+    anytime upper bound by linear SAT–UNSAT search. The answer is RC2's
     optimum if it finishes within ``time_limit``, else the best model found by then (or
     the linear search's own optimum, whichever comes first)."""
     t0 = time.perf_counter()
@@ -150,9 +154,18 @@ def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
     proc = ctx.Process(target=_rc2_worker, args=(enc.hard, soft, child), daemon=True)
     proc.start()
     child.close()
+    deadline = None if time_limit is None else t0 + time_limit
+    # RC2 usually finishes quickly: the anytime linear search (whose totalizer over every
+    # x-variable costs O(#vars · cost) clauses) is only built if it has not
+    grace = _GRACE if deadline is None else min(_GRACE, max(0.0, deadline - time.perf_counter()))
+    if parent.poll(grace):
+        model, cost = parent.recv()
+        proc.join()
+        return SearchResult(
+            enc.invert(model), Method.MAXSAT, True, time.perf_counter() - t0, {"cost": cost}
+        )
     linear = _LinearSearch(enc, first)
     try:
-        deadline = None if time_limit is None else t0 + time_limit
         while True:
             if parent.poll(0.05 if not linear.optimal else 0.5):
                 model, cost = parent.recv()
