@@ -68,3 +68,35 @@ def test_mask_rows_equal_the_mask_matrix():
         got = mask.rows(rows, 9)
         want = full[rows]
         assert (got is None and want.all()) or np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("block", [1, 3, 1 << 22])
+def test_blockwise_float_forward_equals_the_trace_forward(block, monkeypatch):
+    import importlib
+
+    fw = importlib.import_module("attncert.model.forward")
+    monkeypatch.setattr(fw, "_BLOCK_ENTRIES", block)
+    rng = np.random.default_rng(block)
+    models = _models() + [
+        random_model(2, 2, 8, seed=1, kind="softmax"),
+        random_model(2, 2, 8, seed=2, kind="softmax", mask="future_strict"),
+        random_model(1, 1, 4, seed=3, kind="rightmost", mask="past_strict", features=()),
+    ]
+    for model in models:
+        for n in (1, 6, 13):
+            strings = ["".join(rng.choice(list(model.alphabet), n)) for _ in range(3)]
+            full = fw.forward(model, strings)
+            lean = fw.forward(model, strings, keep_attention=False)
+            assert lean.layers[0].scores is None and lean.layers[0].weights is None
+            unique = all(
+                h.kind.value in ("leftmost", "rightmost") for ly in model.layers for h in ly.heads
+            )
+            for a, b in zip(full.layers, lean.layers, strict=True):
+                if unique:  # a gather is what the one-hot product computes, exactly
+                    assert np.array_equal(a.head_values, b.head_values), model.name
+                    assert np.array_equal(a.output, b.output)
+                else:  # blocks of a dense product: equal up to its rounding
+                    assert np.allclose(a.output, b.output, rtol=1e-12, atol=1e-12)
+            if unique:
+                assert np.array_equal(full.logits, lean.logits)
+            assert np.array_equal(full.accept, lean.accept)
