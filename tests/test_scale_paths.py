@@ -77,7 +77,8 @@ def test_blockwise_float_forward_equals_the_trace_forward(block, monkeypatch):
     fw = importlib.import_module("attncert.model.forward")
     monkeypatch.setattr(fw, "_BLOCK_ENTRIES", block)
     rng = np.random.default_rng(block)
-    models = _models() + [
+    models = [
+        *_models(),
         random_model(2, 2, 8, seed=1, kind="softmax"),
         random_model(2, 2, 8, seed=2, kind="softmax", mask="future_strict"),
         random_model(1, 1, 4, seed=3, kind="rightmost", mask="past_strict", features=()),
