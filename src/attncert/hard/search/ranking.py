@@ -114,32 +114,46 @@ def rank_tuples(
             mo = np.where(beat[open_rows], m_nc[open_rows], -np.inf)
             kk = min(top + 1, mo.shape[1])
             part = np.argpartition(-mo, kk - 1, axis=1)[:, :kk]
-            for t, k in enumerate(open_rows.tolist()):
-                qrow = int(rows[k])
+            r = np.arange(len(open_rows))[:, None]
+            # order the window by score, ties by the head's rule (stable sorts: tie key
+            # first, then score)
+            tie = nc_pos[part] if head.kind is not AttentionKind.RIGHTMOST else -nc_pos[part]
+            part = part[r, np.argsort(tie, axis=1, kind="stable")]
+            part = part[r, np.argsort(-mo[r, part], axis=1, kind="stable")]
+            vals = mo[r, part]  # (open, kk), -inf = not beating the blocker
+            # the best score left out of the window (−inf: every beating key is ranked)
+            cutoff = vals[:, top] if kk > top else np.full(len(open_rows), -np.inf)
+            # every ranked key's per-assignment scores, gathered at once
+            ranked_pos = nc_pos[part[:, :top]]
+            qrows = rows[open_rows]
+            cols = (part[:, :top, None] * rmax + np.arange(rmax)[None, None, :]).reshape(
+                len(open_rows), -1
+            )
+            row_sc = sc_n[open_rows[:, None], cols].reshape(len(open_rows), -1, rmax)
+            for t in range(len(open_rows)):
+                k = int(open_rows[t])
+                qrow = int(qrows[t])
                 i = int(owner[qrow])
                 b = int(const_pos[cb[k]]) if np.isfinite(cbest[k]) else None
-                bs = float(cbest[k])
-                cand = [int(p) for p in part[t] if np.isfinite(mo[t, p])]
-                cand.sort(key=lambda p, t=t: (-mo[t, p], _tie_key(head.kind, int(nc_pos[p]))))
-                cutoff = -np.inf
-                if len(cand) > top:
-                    cutoff = float(mo[t, cand[top]])
-                    cand = cand[:top]
-                elif kk < mo.shape[1]:
-                    rest = mo[t].copy()
-                    rest[part[t]] = -np.inf
-                    cutoff = float(rest.max())
                 keys = []
-                for p in cand:
-                    m = int(nc_pos[p])
+                vs = vals[t].tolist()
+                for j, m in enumerate(ranked_pos[t].tolist()):
+                    if not np.isfinite(vs[j]):
+                        break
                     tm = tables[m]
-                    vals = sc_n[k, p * rmax : p * rmax + len(tm.values)]
-                    keys.append(
-                        RankedKey(
-                            m, float(mo[t, p]), tuple(float(vals[v]) for v in tm.value_of_row)
-                        )
+                    sc = row_sc[t, j].tolist()
+                    keys.append(RankedKey(m, vs[j], tuple(sc[v] for v in tm.value_of_row)))
+                out.append(
+                    TupleRanking(
+                        h,
+                        i,
+                        qrow - int(starts[i]),
+                        tuple(keys),
+                        b,
+                        float(cbest[k]),
+                        float(cutoff[t]),
                     )
-                out.append(TupleRanking(h, i, qrow - int(starts[i]), tuple(keys), b, bs, cutoff))
+                )
     return out
 
 
