@@ -101,3 +101,20 @@ def test_blockwise_float_forward_equals_the_trace_forward(block, monkeypatch):
             if unique:
                 assert np.array_equal(full.logits, lean.logits)
             assert np.array_equal(full.accept, lean.accept)
+
+
+def test_top_columns_finds_the_k_largest_entries():
+    from attncert.arith.filter import top_columns
+
+    rng = np.random.default_rng(0)
+    for n in (3, 300, 1100, 5000):
+        for k in (1, 5, 9):
+            a = rng.standard_normal((20, n))
+            a[3] = -np.inf
+            a[4, : n // 2] = 7.0  # many ties at the top
+            a[5, -1] = 50.0  # the largest entry in the short last block
+            got = top_columns(a, min(k, n))
+            for r in range(20):
+                assert len(set(got[r].tolist())) == len(got[r])
+                want = np.sort(a[r])[::-1][: min(k, n)]
+                assert np.array_equal(np.sort(a[r, got[r]])[::-1], want), (n, k, r)

@@ -192,13 +192,14 @@ def analyze_head(
     nc_index = row_index(tables, nc_pos, lr.starts)
     nc_rows = nc_index.ravel()
     nc_owner = owner[nc_rows]
-    vis_all = head.mask.matrix(n_tok)
-    masked = head.mask.value != "none"
+    sees_any = head.mask.sees_any(n_tok)
+    all_visible = np.ones(n_tok, dtype=bool)
     R = len(owner)
     captures: list[list[Capture]] = [[] for _ in range(n_tok)]
     no_view = Capture(None, (), (), False)
     plain: dict[tuple[int, tuple[int, ...]], Capture] = {}
     qm, km = hr.q.mid, hr.k.mid
+    k_c, k_nc = km[const_rows].T.copy(), km[nc_rows].T.copy()
     for c0 in range(0, R, _CHUNK):
         rows = np.arange(c0, min(R, c0 + _CHUNK))
         c = len(rows)
@@ -208,10 +209,11 @@ def analyze_head(
         s_b = np.full(c, -np.inf)
         n_near = np.zeros(c, dtype=np.int64)
         sc_c = None
+        vis = head.mask.rows(qpos, n_tok)  # None: every key visible
         if len(const_pos):
-            sc_c = qm[rows] @ km[const_rows].T
-            if masked:
-                sc_c = np.where(vis_all[np.ix_(qpos, const_pos)], sc_c, -np.inf)
+            sc_c = qm[rows] @ k_c
+            if vis is not None:
+                sc_c = np.where(vis[:, const_pos], sc_c, -np.inf)
             top = sc_c.max(axis=1)
             near_c = sc_c >= (top - 2 * err)[:, None]
             n_near = near_c.sum(axis=1) * np.isfinite(top)
@@ -219,14 +221,14 @@ def analyze_head(
             blocker[one] = const_pos[np.argmax(sc_c, axis=1)[one]]
             s_b = top
         if len(nc_pos):
-            sc_n = qm[rows] @ km[nc_rows].T
-            if masked:
-                sc_n = np.where(vis_all[np.ix_(qpos, nc_owner)], sc_n, -np.inf)
+            sc_n = qm[rows] @ k_nc
+            if vis is not None:
+                sc_n = np.where(vis[:, nc_owner], sc_n, -np.inf)
             nc_top = sc_n.max(axis=1)
         else:
             sc_n = np.zeros((c, 0))
             nc_top = np.full(c, -np.inf)
-        anyvis = vis_all[qpos].any(axis=1)
+        anyvis = sees_any[qpos]
         quiet = (n_near == 1) & (nc_top < s_b - 2 * err)
         for k, qrow in enumerate(rows.tolist()):
             i = int(owner[qrow])
@@ -255,7 +257,7 @@ def analyze_head(
                     int(blocker[k]),
                     nc_pos,
                     sc_n[k],
-                    vis_all[i],
+                    all_visible if vis is None else vis[k],
                 )
             )
     return tuple(tuple(c) for c in captures)

@@ -40,7 +40,7 @@ from flint import fmpq
 
 from attncert.arith import enclose
 from attncert.arith.field import Field, Number, Undecided, escalate
-from attncert.arith.filter import Enclosed, row_bounds
+from attncert.arith.filter import Enclosed, row_bounds, top_columns
 from attncert.arith.rows import RowGraph
 from attncert.certificates.hard import Certificate
 from attncert.kernel.forward import decide, is_rational
@@ -217,7 +217,7 @@ class _Slots:
         for hi, head in enumerate(model.layers[li].heads):
             pr = proj[hi]
             kq = pr.k.take(self.vid)
-            kc, kn = kq.mid[ccols], kq.mid[ncols]
+            kc, kn = kq.mid[ccols].T.copy(), kq.mid[ncols].T.copy()
             c_top = np.full(S, -np.inf)
             c_arg = np.full(S, -1, dtype=np.int64)
             c_near = np.zeros(S, dtype=np.int64)
@@ -233,7 +233,7 @@ class _Slots:
                 err[sl] = e
                 r = np.arange(len(sl))
                 if len(ccols):
-                    cs = qb.mid @ kc.T
+                    cs = qb.mid @ kc
                     if vis is not None:
                         cs[~vis[:, cpos]] = -np.inf
                     arg = cs.argmax(axis=1)
@@ -243,22 +243,20 @@ class _Slots:
                         np.isfinite(top), (cs >= (top - 2 * e)[:, None]).sum(axis=1), 0
                     )
                 if T:
-                    ns = qb.mid @ kn.T
+                    ns = qb.mid @ kn
                     if vis is not None:
                         ns[~np.repeat(vis[:, nc_pos], rmax, axis=1)] = -np.inf
                     pm = ns[:, 0::rmax].copy()  # strided maxima: fast for small r_max
                     for t in range(1, rmax):
                         np.maximum(pm, ns[:, t::rmax], out=pm)
-                    if pm.shape[1] > T:
-                        part = np.argpartition(-pm, T, axis=1)
-                        rest[sl] = pm[r[:, None], part[:, T:]].max(axis=1)
-                        part = part[:, :T]
-                    else:
-                        part = np.tile(np.arange(pm.shape[1]), (len(sl), 1))
+                    part = top_columns(pm, T + 1)  # the T + 1 best positions
                     vals = pm[r[:, None], part]
                     order = np.argsort(-vals, axis=1, kind="stable")
-                    top_pos[sl] = nc_pos[part[r[:, None], order]]
-                    top_max[sl] = vals[r[:, None], order]
+                    part, vals = part[r[:, None], order], vals[r[:, None], order]
+                    top_pos[sl] = nc_pos[part[:, :T]]
+                    top_max[sl] = vals[:, :T]
+                    if vals.shape[1] > T:
+                        rest[sl] = vals[:, T]  # every other position scores at most this
             self.heads.append((c_top, c_arg, c_near, err, top_pos, top_max, rest))
 
 

@@ -66,84 +66,35 @@ def _cost(enc: Encoding, model: list[int]) -> int:
     return sum(1 for lit in model if lit > 0 and lit in enc.bit_of)
 
 
-class _LinearSearch:
-    """Anytime upper bound: a SAT solver with an incremental totalizer over the x-variables,
-    asked again and again for a model fixing fewer positions than the best so far."""
+def _unfix(enc: Encoding, model: list[int], seconds: float = 5.0) -> list[int]:
+    """Local minimization of a model: free each fixed position in turn if the others
+    suffice (incremental SAT under assumptions), for at most ``seconds``."""
+    from pysat.solvers import Solver
 
-    def __init__(self, enc: Encoding, first: list[int]):
-        from pysat.card import ITotalizer
-        from pysat.solvers import Solver
-
-        self.enc = enc
-        self.solver = Solver(name="g3", bootstrap_with=enc.hard)
-        self.solver.set_phases([-v for v in enc.bit_vars])
-        self.best = self._unfix(first)
-        self.cost = _cost(enc, self.best)
-        self.optimal = self.cost == 0
-        self.tot = ITotalizer(lits=enc.bit_vars, ubound=max(1, self.cost), top_id=enc.top)
-        for cl in self.tot.cnf.clauses:
-            self.solver.add_clause(cl)
-
-    def _unfix(self, model: list[int], seconds: float = 5.0) -> list[int]:
-        """Local minimization: free each fixed position in turn if the others suffice."""
-        deadline = time.perf_counter() + seconds
-        fixed = [v for v in self.enc.bit_vars if model[v - 1] > 0]
+    deadline = time.perf_counter() + seconds
+    with Solver(name="g3", bootstrap_with=enc.hard) as solver:
+        fixed = [v for v in enc.bit_vars if model[v - 1] > 0]
         keep = set(fixed)
         for v in fixed:
             if time.perf_counter() > deadline:
                 break
             keep.discard(v)
-            assumptions = [b if b in keep else -b for b in self.enc.bit_vars]
-            if self.solver.solve(assumptions=assumptions):
-                model = self.solver.get_model()
-                keep = {b for b in self.enc.bit_vars if model[b - 1] > 0}
+            assumptions = [b if b in keep else -b for b in enc.bit_vars]
+            if solver.solve(assumptions=assumptions):
+                model = solver.get_model()
+                keep = {b for b in enc.bit_vars if model[b - 1] > 0}
             else:
                 keep.add(v)
-        return model
-
-    def improve(self, seconds: float) -> None:
-        """Tighten the bound until UNSAT (optimal), or ``seconds`` have passed."""
-        import threading
-
-        deadline = time.perf_counter() + seconds
-        while not self.optimal:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return
-            timer = threading.Timer(left, self.solver.interrupt)
-            timer.start()
-            try:
-                ok = self.solver.solve_limited(
-                    assumptions=[-self.tot.rhs[self.cost - 1]], expect_interrupt=True
-                )
-            finally:
-                timer.cancel()
-                self.solver.clear_interrupt()
-            if ok is None:
-                return
-            if not ok:
-                self.optimal = True
-                return
-            self.best = self.solver.get_model()
-            self.cost = _cost(self.enc, self.best)
-            self.optimal = self.cost == 0
-
-    def close(self) -> None:
-        self.tot.delete()
-        self.solver.delete()
-
-
-_GRACE = 5.0  # seconds RC2 gets alone before the linear search starts
+    return model
 
 
 def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
     """Minimize the number of fixed positions (soft ¬x(u, σ)).
 
-    RC2 (with ``adapt``, ``exhaust``, ``minz``) runs in a child process; if it has not
-    answered within a grace of ``_GRACE`` seconds, this process meanwhile keeps an
-    anytime upper bound by linear SAT–UNSAT search. The answer is RC2's
-    optimum if it finishes within ``time_limit``, else the best model found by then (or
-    the linear search's own optimum, whichever comes first)."""
+    RC2 (with ``adapt``, ``exhaust``, ``minz``) runs in a child process (killable at the
+    time limit). The answer is RC2's optimum if it finishes within ``time_limit``, else
+    a first SAT model of the hard clauses, locally minimized (each fixed position freed
+    if the others suffice) — not optimal, and marked so."""
     t0 = time.perf_counter()
     first = _sat_solve(enc.hard, enc.bit_vars)
     if first is None:
@@ -154,52 +105,30 @@ def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
     proc = ctx.Process(target=_rc2_worker, args=(enc.hard, soft, child), daemon=True)
     proc.start()
     child.close()
-    deadline = None if time_limit is None else t0 + time_limit
-    # RC2 usually finishes quickly: the anytime linear search (whose totalizer over every
-    # x-variable costs O(#vars · cost) clauses) is only built if it has not
-    grace = _GRACE if deadline is None else min(_GRACE, max(0.0, deadline - time.perf_counter()))
-    if parent.poll(grace):
-        model, cost = parent.recv()
-        proc.join()
-        return SearchResult(
-            enc.invert(model), Method.MAXSAT, True, time.perf_counter() - t0, {"cost": cost}
-        )
-    linear = _LinearSearch(enc, first)
     try:
-        while True:
-            if parent.poll(0.05 if not linear.optimal else 0.5):
-                model, cost = parent.recv()
-                proc.join()
-                return SearchResult(
-                    enc.invert(model), Method.MAXSAT, True, time.perf_counter() - t0, {"cost": cost}
-                )
-            if linear.optimal:
-                return SearchResult(
-                    enc.invert(linear.best),
-                    Method.MAXSAT,
-                    True,
-                    time.perf_counter() - t0,
-                    {"cost": linear.cost, "note": "optimum proved by linear search"},
-                )
-            left = None if deadline is None else deadline - time.perf_counter()
-            if left is not None and left <= 0:
-                return SearchResult(
-                    enc.invert(linear.best),
-                    Method.MAXSAT,
-                    False,
-                    time.perf_counter() - t0,
-                    {
-                        "cost": linear.cost,
-                        "timeout": time_limit,
-                        "note": "RC2 timed out; best model of the linear search used",
-                    },
-                )
-            linear.improve(1.0 if left is None else min(1.0, left))
+        left = None if time_limit is None else max(0.0, t0 + time_limit - time.perf_counter())
+        if parent.poll(left):
+            model, cost = parent.recv()
+            proc.join()
+            return SearchResult(
+                enc.invert(model), Method.MAXSAT, True, time.perf_counter() - t0, {"cost": cost}
+            )
     finally:
         if proc.is_alive():
             proc.kill()
         proc.join()
-        linear.close()
+    best = _unfix(enc, first)
+    return SearchResult(
+        enc.invert(best),
+        Method.MAXSAT,
+        False,
+        time.perf_counter() - t0,
+        {
+            "cost": _cost(enc, best),
+            "timeout": time_limit,
+            "note": "RC2 timed out; a locally minimal model used",
+        },
+    )
 
 
 def solve_sat(enc: Encoding, bound: int) -> SearchResult:

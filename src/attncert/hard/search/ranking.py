@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncert.arith.filter import top_columns
 from attncert.hard.collapse import row_index
 from attncert.hard.tables import Table
 from attncert.model.forward import layer_norm
@@ -77,20 +78,20 @@ def rank_tuples(
         rmax = nc_index.shape[1]
         nc_rows = nc_index.ravel()
         const_rows = starts[const_pos]
-        vis_all = head.mask.matrix(n_tok)
-        masked = head.mask.value != "none"
+        k_nc, k_c = kf[nc_rows].T.copy(), kf[const_rows].T.copy()
         R = len(owner)
         for c0 in range(0, R, _CHUNK):
             rows = np.arange(c0, min(R, c0 + _CHUNK))
             qpos = owner[rows]
-            sc_n = qf[rows] @ kf[nc_rows].T
-            if masked:
-                sc_n = np.where(vis_all[np.ix_(qpos, owner[nc_rows])], sc_n, -np.inf)
+            sc_n = qf[rows] @ k_nc
+            vis = head.mask.rows(qpos, n_tok)  # None: every key visible
+            if vis is not None:
+                sc_n = np.where(vis[:, owner[nc_rows]], sc_n, -np.inf)
             m_nc = _group_max(sc_n, rmax)
             if len(const_pos):
-                cs = qf[rows] @ kf[const_rows].T
-                if masked:
-                    cs = np.where(vis_all[np.ix_(qpos, const_pos)], cs, -np.inf)
+                cs = qf[rows] @ k_c
+                if vis is not None:
+                    cs = np.where(vis[:, const_pos], cs, -np.inf)
                 if head.kind is AttentionKind.RIGHTMOST:
                     cb = len(const_pos) - 1 - np.argmax(cs[:, ::-1], axis=1)
                 else:
@@ -113,7 +114,7 @@ def rank_tuples(
                 continue
             mo = np.where(beat[open_rows], m_nc[open_rows], -np.inf)
             kk = min(top + 1, mo.shape[1])
-            part = np.argpartition(-mo, kk - 1, axis=1)[:, :kk]
+            part = top_columns(mo, kk)
             r = np.arange(len(open_rows))[:, None]
             # order the window by score, ties by the head's rule (stable sorts: tie key
             # first, then score)
