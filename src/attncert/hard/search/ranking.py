@@ -100,19 +100,29 @@ def rank_tuples(
             else:
                 cb = np.zeros(len(rows), dtype=np.int64)
                 cbest = np.full(len(rows), -np.inf)
-            # keys that beat the blocker, ties decided by the head's rule
-            bpos = np.where(np.isfinite(cbest), const_pos[cb] if len(const_pos) else -1, -1)
-            wins = m_nc > cbest[:, None]
-            tie = m_nc == cbest[:, None]
-            if head.kind is AttentionKind.LEFTMOST:
-                tie &= nc_pos[None, :] < bpos[:, None]
-            elif head.kind is AttentionKind.RIGHTMOST:
-                tie &= nc_pos[None, :] > bpos[:, None]
-            beat = (wins | tie) & np.isfinite(m_nc)
-            open_rows = np.nonzero(beat.any(axis=1))[0]
+            # keys that beat the blocker, ties decided by the head's rule: first every key
+            # scoring ≥ the blocker (masked keys are −inf and stay out), then the exact
+            # ties that lose by position, in the open rows only
+            ge = np.where(m_nc >= cbest[:, None], m_nc, -np.inf)
+            open_rows = np.nonzero(ge.max(axis=1) > -np.inf)[0]
             if not len(open_rows):
                 continue
-            mo = np.where(beat[open_rows], m_nc[open_rows], -np.inf)
+            mo = ge[open_rows]
+            if head.kind is not AttentionKind.AVERAGE:
+                cb_o = cbest[open_rows]
+                bpos = np.where(
+                    np.isfinite(cb_o), const_pos[cb[open_rows]] if len(const_pos) else -1, -1
+                )
+                lose = mo == cb_o[:, None]
+                if head.kind is AttentionKind.LEFTMOST:
+                    lose &= nc_pos[None, :] > bpos[:, None]
+                else:
+                    lose &= nc_pos[None, :] < bpos[:, None]
+                mo[lose] = -np.inf
+                still = mo.max(axis=1) > -np.inf
+                open_rows, mo = open_rows[still], mo[still]
+                if not len(open_rows):
+                    continue
             kk = min(top + 1, mo.shape[1])
             part = top_columns(mo, kk)
             r = np.arange(len(open_rows))[:, None]
