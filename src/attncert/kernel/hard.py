@@ -208,16 +208,17 @@ class _Slots:
         # per-position maxima are maxima over a reshaped block
         rmax = int(sizes[nc_pos].max(initial=1))
         offs = np.minimum(np.arange(rmax)[None, :], (sizes[nc_pos] - 1)[:, None])
-        ncols = (self.start[nc_pos][:, None] + offs).ravel()
+        ncols = self.start[nc_pos][:, None] + offs  # (n_nc, r_max) slots, padded
         self.nc_pos = nc_pos
         S = len(self.pos)
         T = min(self.TOP, len(nc_pos))
         self.heads = []
-        block = max(1, (1 << 21) // max(len(ccols) + len(ncols), 1))
+        block = max(1, (1 << 21) // max(len(ccols) + ncols.size, 1))
         for hi, head in enumerate(model.layers[li].heads):
             pr = proj[hi]
             kq = pr.k.take(self.vid)
-            kc, kn = kq.mid[ccols].T.copy(), kq.mid[ncols].T.copy()
+            kc = kq.mid[ccols].T.copy()
+            kn = [kq.mid[ncols[:, t]].T.copy() for t in range(rmax)]  # per value slot
             c_top = np.full(S, -np.inf)
             c_arg = np.full(S, -1, dtype=np.int64)
             c_near = np.zeros(S, dtype=np.int64)
@@ -243,12 +244,11 @@ class _Slots:
                         np.isfinite(top), (cs >= (top - 2 * e)[:, None]).sum(axis=1), 0
                     )
                 if T:
-                    ns = qb.mid @ kn
+                    pm = qb.mid @ kn[0]  # per-position maxima over the value slots
+                    for kt in kn[1:]:
+                        np.maximum(pm, qb.mid @ kt, out=pm)
                     if vis is not None:
-                        ns[~np.repeat(vis[:, nc_pos], rmax, axis=1)] = -np.inf
-                    pm = ns[:, 0::rmax].copy()  # strided maxima: fast for small r_max
-                    for t in range(1, rmax):
-                        np.maximum(pm, ns[:, t::rmax], out=pm)
+                        pm[~vis[:, nc_pos]] = -np.inf
                     part = top_columns(pm, T + 1)  # the T + 1 best positions
                     vals = pm[r[:, None], part]
                     order = np.argsort(-vals, axis=1, kind="stable")

@@ -78,18 +78,25 @@ def rank_tuples(
         rmax = nc_index.shape[1]
         nc_rows = nc_index.ravel()
         const_rows = starts[const_pos]
-        k_nc, k_c = kf[nc_rows].T.copy(), kf[const_rows].T.copy()
+        # one key block per value slot t: column m is the t-th value of position m
+        # (repeated when it has fewer), so per-position maxima are elementwise maxima
+        k_slots = [kf[nc_index[:, t]].T.copy() for t in range(rmax)]
+        k_c = kf[const_rows].T.copy()
+        del nc_rows
         R = len(owner)
         for c0 in range(0, R, _CHUNK):
             rows = np.arange(c0, min(R, c0 + _CHUNK))
             qpos = owner[rows]
-            sc_n = qf[rows] @ k_nc
+            qr = qf[rows]
+            sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
             vis = head.mask.rows(qpos, n_tok)  # None: every key visible
             if vis is not None:
-                sc_n = np.where(vis[:, owner[nc_rows]], sc_n, -np.inf)
-            m_nc = _group_max(sc_n, rmax)
+                sc = [np.where(vis[:, nc_pos], x, -np.inf) for x in sc]
+            m_nc = sc[0] if rmax == 1 else np.maximum(sc[0], sc[1])
+            for x in sc[2:]:
+                np.maximum(m_nc, x, out=m_nc)
             if len(const_pos):
-                cs = qf[rows] @ k_c
+                cs = qr @ k_c
                 if vis is not None:
                     cs = np.where(vis[:, const_pos], cs, -np.inf)
                 if head.kind is AttentionKind.RIGHTMOST:
@@ -137,10 +144,9 @@ def rank_tuples(
             # every ranked key's per-assignment scores, gathered at once
             ranked_pos = nc_pos[part[:, :top]]
             qrows = rows[open_rows]
-            cols = (part[:, :top, None] * rmax + np.arange(rmax)[None, None, :]).reshape(
-                len(open_rows), -1
-            )
-            row_sc = sc_n[open_rows[:, None], cols].reshape(len(open_rows), -1, rmax)
+            row_sc = np.stack(
+                [x[open_rows[:, None], part[:, :top]] for x in sc], axis=2
+            )  # (open, ranked, rmax)
             for t in range(len(open_rows)):
                 k = int(open_rows[t])
                 qrow = int(qrows[t])
@@ -170,11 +176,3 @@ def rank_tuples(
 
 def _tie_key(kind: AttentionKind, m: int) -> int:
     return -m if kind is AttentionKind.RIGHTMOST else m
-
-
-def _group_max(sc: np.ndarray, rmax: int) -> np.ndarray:
-    """Max over consecutive groups of ``rmax`` columns (strided maxima; fast for small rmax)."""
-    out = sc[:, 0::rmax].copy()
-    for r in range(1, rmax):
-        np.maximum(out, sc[:, r::rmax], out=out)
-    return out
