@@ -20,9 +20,10 @@ from attncert.kernel.hard import check
 from attncert.languages import language
 from attncert.model import forward_exact, harden, random_model
 
-HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).parent))
 from test_model_v2 import v2_model
+
+HERE = Path(__file__).parent
 
 
 def _bench_scale():
