@@ -110,26 +110,37 @@ def rank_tuples(
             # keys that beat the blocker, ties decided by the head's rule: first every key
             # scoring ≥ the blocker (masked keys are −inf and stay out), then the exact
             # ties that lose by position, in the open rows only
-            ge = np.where(m_nc >= cbest[:, None], m_nc, -np.inf)
-            open_rows = np.nonzero(ge.max(axis=1) > -np.inf)[0]
-            if not len(open_rows):
-                continue
-            mo = ge[open_rows]
-            if head.kind is not AttentionKind.AVERAGE:
-                cb_o = cbest[open_rows]
-                bpos = np.where(
-                    np.isfinite(cb_o), const_pos[cb[open_rows]] if len(const_pos) else -1, -1
-                )
-                lose = mo == cb_o[:, None]
-                if head.kind is AttentionKind.LEFTMOST:
-                    lose &= nc_pos[None, :] > bpos[:, None]
-                else:
-                    lose &= nc_pos[None, :] < bpos[:, None]
-                mo[lose] = -np.inf
-                still = mo.max(axis=1) > -np.inf
-                open_rows, mo = open_rows[still], mo[still]
+            blocked = np.isfinite(cbest)
+            # (no constant key visible: every visible key beats)
+            ge = np.where(m_nc >= cbest[:, None], m_nc, -np.inf) if blocked.any() else m_nc
+            open_mask = ge.max(axis=1) > -np.inf
+            if open_mask.all():
+                open_rows, mo = np.arange(len(rows)), ge
+            else:
+                open_rows = np.nonzero(open_mask)[0]
                 if not len(open_rows):
                     continue
+                mo = ge[open_rows]
+            tied_rows = np.nonzero(blocked[open_rows])[0]
+            if head.kind is not AttentionKind.AVERAGE and len(tied_rows):
+                # exact ties with the blocker lose when the key is on the wrong side of it
+                cb_t = cbest[open_rows[tied_rows]]
+                bpos = const_pos[cb[open_rows[tied_rows]]]
+                sub = mo[tied_rows]
+                lose = sub == cb_t[:, None]
+                if lose.any():
+                    if head.kind is AttentionKind.LEFTMOST:
+                        lose &= nc_pos[None, :] > bpos[:, None]
+                    else:
+                        lose &= nc_pos[None, :] < bpos[:, None]
+                    sub[lose] = -np.inf
+                    if mo is ge and ge is m_nc:
+                        mo = mo.copy()
+                    mo[tied_rows] = sub
+                    still = mo.max(axis=1) > -np.inf
+                    open_rows, mo = open_rows[still], mo[still]
+                    if not len(open_rows):
+                        continue
             kk = min(top + 1, mo.shape[1])
             part = top_columns(mo, kk)
             r = np.arange(len(open_rows))[:, None]
