@@ -71,6 +71,8 @@ def rank_tuples(
     out: list[TupleRanking] = []
     if not len(nc_pos):
         return out
+    vor = [t.value_of_row for t in tables]
+    ident = [v == tuple(range(len(v))) for v in vor]
     for h, head in enumerate(layer.heads):
         qf = u @ head.w_q.T + head.bias("b_q")
         kf = u @ head.w_k.T + head.bias("b_k")
@@ -158,28 +160,37 @@ def rank_tuples(
             row_sc = np.stack(
                 [x[open_rows[:, None], part[:, :top]] for x in sc], axis=2
             )  # (open, ranked, rmax)
+            # objects for the consumers (Stages 2–3), from plain lists
+            vals_l, pos_l, sc_l = vals.tolist(), ranked_pos.tolist(), row_sc.tolist()
+            q_l = qrows.tolist()
+            own_l = owner[qrows].tolist()
+            first_l = starts[owner[qrows]].tolist()
+            cb_l = cbest[open_rows].tolist()
+            blk_l = np.where(
+                blocked[open_rows], const_pos[cb[open_rows]] if len(const_pos) else -1, -1
+            ).tolist()
+            cut_l = cutoff.tolist()
             for t in range(len(open_rows)):
-                k = int(open_rows[t])
-                qrow = int(qrows[t])
-                i = int(owner[qrow])
-                b = int(const_pos[cb[k]]) if np.isfinite(cbest[k]) else None
                 keys = []
-                vs = vals[t].tolist()
-                for j, m in enumerate(ranked_pos[t].tolist()):
-                    if not np.isfinite(vs[j]):
+                vs, scs_t = vals_l[t], sc_l[t]
+                for j, m in enumerate(pos_l[t]):
+                    v = vs[j]
+                    if v == -np.inf:
                         break
-                    tm = tables[m]
-                    sc = row_sc[t, j].tolist()
-                    keys.append(RankedKey(m, vs[j], tuple(sc[v] for v in tm.value_of_row)))
+                    scs = scs_t[j]
+                    row_scores = (
+                        tuple(scs[: len(vor[m])]) if ident[m] else tuple(scs[x] for x in vor[m])
+                    )
+                    keys.append(RankedKey(m, v, row_scores))
                 out.append(
                     TupleRanking(
                         h,
-                        i,
-                        qrow - int(starts[i]),
+                        own_l[t],
+                        q_l[t] - first_l[t],
                         tuple(keys),
-                        b,
-                        float(cbest[k]),
-                        float(cutoff[t]),
+                        blk_l[t] if blk_l[t] >= 0 else None,
+                        cb_l[t],
+                        cut_l[t],
                     )
                 )
     return out
