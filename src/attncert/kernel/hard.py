@@ -20,8 +20,14 @@ Corollary 2 on one model and one length n) — part of **the trust boundary**.
    decisions from an independent rigorous forward pass
    (:mod:`attncert.kernel.forward`), and differ in membership (Corollary 2).
 
-Arithmetic: exact rationals for rational models; arb balls for models with LayerNorm
-or GELU, precision escalating 53 → 4096 bits, ties decided structurally (equal
+Arithmetic: every activation is held as a rigorous float64 enclosure
+(:mod:`attncert.arith.enclose`); a comparison is decided in floats only when the
+enclosures separate by the documented error bound (per query slot and head: the best
+determined key beats every other determined key and every value of every undetermined
+position by more than 2E — :class:`_Slots`, :func:`_attend_fast`), and otherwise key by
+key (:func:`_attend`) in the field: exact rationals for rational models, arb balls for
+models with LayerNorm or GELU, precision escalating 53 → 4096 bits, values computed on
+demand (:class:`attncert.arith.rows.RowGraph`), ties decided structurally (equal
 identity keys: the same computation on identical exact inputs). A comparison still
 undecided at the cap rejects the certificate ("arithmetic" claim), never guesses.
 
