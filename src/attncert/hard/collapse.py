@@ -49,7 +49,7 @@ from attncert.hard.tables import (
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
 
-_CHUNK = 256
+_ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
 
 
 class CollapseError(AttncertError):
@@ -200,8 +200,9 @@ def analyze_head(
     plain: dict[tuple[int, tuple[int, ...]], Capture] = {}
     qm, km = hr.q.mid, hr.k.mid
     k_c, k_nc = km[const_rows].T.copy(), km[nc_rows].T.copy()
-    for c0 in range(0, R, _CHUNK):
-        rows = np.arange(c0, min(R, c0 + _CHUNK))
+    chunk = max(8, _ENTRIES // max(1, len(const_rows) + len(nc_rows)))
+    for c0 in range(0, R, chunk):
+        rows = np.arange(c0, min(R, c0 + chunk))
         c = len(rows)
         err = hr.bounds[rows]
         qpos = owner[rows]

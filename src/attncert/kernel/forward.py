@@ -45,7 +45,7 @@ from attncert.model.positional import feature_matrix_exact
 from attncert.model.spec import AttentionKind, Head, Model
 
 _BLOCK = 512  # query rows per float score block
-_SCORE_ENTRIES = 1 << 21  # float scores held at once by the lean path (16 MiB)
+_SCORE_ENTRIES = 1 << 20  # float scores held at once by the lean path (8 MiB)
 
 
 @dataclass(frozen=True, eq=False)

@@ -140,7 +140,7 @@ class _Slots:
         S = len(self.pos)
         T = min(self.TOP, len(nc_pos))
         self.heads = []
-        block = max(1, (1 << 21) // max(len(ccols) + ncols.size, 1))
+        block = max(8, (1 << 20) // max(len(ccols) + len(nc_pos), 1))
         for hi, head in enumerate(model.layers[li].heads):
             pr = proj[hi]
             kq = pr.k.take(self.vid)

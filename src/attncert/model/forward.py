@@ -138,7 +138,7 @@ def attention_weights(
     return w * any_visible[..., None]
 
 
-_BLOCK_ENTRIES = 1 << 22  # scores held at once by a keep_attention=False pass (32 MiB)
+_BLOCK_ENTRIES = 1 << 20  # scores held at once by a keep_attention=False pass (8 MiB)
 
 
 def _head_blockwise(head: Head, q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int):
