@@ -142,3 +142,11 @@ def test_overflow_is_undecided_not_guessed():
 
     with pytest.raises(Undecided, match="overflow"):
         enclose.affine(enclose.point(np.array([[1e308, 1e308]])), np.array([[1e10, 1e10]]))
+
+
+def test_gelu_in_row_blocks_equals_one_block():
+    x = np.random.default_rng(0).standard_normal((9000, 256)) * 3
+    box = Enclosed(x, np.abs(x) * 1e-15)
+    table = enclose._taylor(Activation.GELU)
+    a, b = table(box), table._eval(box)
+    assert np.array_equal(a.mid, b.mid) and np.array_equal(a.rad, b.rad)

@@ -230,6 +230,16 @@ class _Taylor:
                 lip[j] = float(der.upper()) * (1 + 2**-40)
 
     def __call__(self, x: Enclosed) -> Enclosed:
+        rows = x.mid.shape[0] if x.mid.ndim > 1 else 1
+        step = max(1, (1 << 20) // max(1, x.mid.size // max(rows, 1)))
+        if x.mid.ndim > 1 and rows > step:  # in row blocks: the temporaries stay small
+            parts = [self._eval(x.take(slice(a, a + step))) for a in range(0, rows, step)]
+            return Enclosed(
+                np.concatenate([p.mid for p in parts]), np.concatenate([p.rad for p in parts])
+            )
+        return self._eval(x)
+
+    def _eval(self, x: Enclosed) -> Enclosed:
         _H, _K = self.h, self.k
         m, r = x.mid, x.rad
         inside = np.abs(m) <= _RANGE
