@@ -21,6 +21,14 @@ from attncert.hard.pipeline import certify
 from attncert.hard.restriction import Restriction
 from attncert.model import model_from_dict, model_to_dict, random_model, save_model
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Lemma 4",
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 3",
+    "Hahn S1 eq. (7)",
+)
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "attncert"
 
 

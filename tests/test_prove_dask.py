@@ -91,4 +91,4 @@ def test_embedded_local_cluster_and_the_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "note: lengths ran as tasks on Dask: LocalCluster(2 workers)" in out
-    assert out.strip().splitlines()[-1].startswith("proved for n = 1..6")
+    assert out.strip().splitlines()[-1].startswith("CERTIFIED (proved) for n = 1..6")

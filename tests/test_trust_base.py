@@ -50,3 +50,25 @@ def test_cli(capsys):
     assert main(["trust", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["checker_and_evaluator"]["lines"] < 2000
+
+
+def test_readme_quotes_the_current_numbers():
+    """The README's layout section quotes the kernel's size; it must not go stale."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1]
+    kernel, checker, total = (
+        int(x.replace(",", ""))
+        for x in re.search(
+            r"kernel/.*?\(([\d,]+) lines;.*?are ([\d,]+)\s+lines;.*?is ([\d,]+) lines", block, re.S
+        ).groups()
+    )
+    base = trusted_base()
+    kernel_lines = sum(m.lines for m in base.modules if m.name.startswith("attncert.kernel."))
+    assert (kernel, checker, total) == (
+        kernel_lines,
+        base.part(CHECKER_AND_EVALUATOR)[0],
+        base.lines,
+    )

@@ -16,6 +16,8 @@ from itertools import product
 
 from attncert.errors import InputError, SpecError
 
+__implements__ = ("Hahn S1 Definition 3",)
+
 FREE = "*"
 
 

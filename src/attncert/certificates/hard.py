@@ -22,6 +22,10 @@ A certificate says, for one model (by content hash) and one input length n:
 ``trace``
     the untrusted proof trace (stages, invariants, timings); the checker ignores it.
 
+``stages`` (version 2, optional)
+    per layer ℓ the restrictions after Stage 1 and Stage 2 of the Depth Reduction
+    Lemma's proof (ρ_{ℓ−1} ≼ σ₁ ≼ σ₂ ≼ ρ_ℓ), so that the kernel can re-derive the
+    supplement's Stage 1–2 statements on the instance (S1 Lemma 6, Lemma 17).
 ``model.source`` (version 2)
     where the model can be found again, so that ``attncert check cert.json`` needs no
     other argument: ``{"zoo": NAME}``, ``{"path": PATH}`` (relative to the certificate's
@@ -77,6 +81,7 @@ class Certificate:
     note: str = ""
     trace: dict[str, Any] = field(default_factory=dict, compare=False)
     model_source: dict[str, Any] | None = field(default=None, compare=False)
+    stages: tuple[tuple[Restriction, Restriction], ...] = ()  # per layer: after Stage 1, 2
 
     @property
     def final_restriction(self) -> Restriction:
@@ -109,6 +114,11 @@ class Certificate:
             "dependency_sets": [
                 [[u + 1 for u in s] for s in layer] for layer in self.dependency_sets
             ],
+            **(
+                {"stages": [{"stage1": str(a), "stage2": str(b)} for a, b in self.stages]}
+                if self.stages
+                else {}
+            ),
             "output": {
                 "position": self.output_position,
                 "dependency_set": [u + 1 for u in self.output_dependency],
@@ -166,6 +176,17 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate
                 _positions(s, f"{source}: dependency_sets[{ell}][{j}]") for j, s in enumerate(layer)
             )
         )
+    stages = []
+    for ell, st in enumerate(data.get("stages") or []):
+        w = f"{source}: stages[{ell}]"
+        pair = []
+        for key in ("stage1", "stage2"):
+            text = _field(st, key, w, str)
+            try:
+                pair.append(Restriction.parse(alphabet, text, tuple(free_symbols)))
+            except SpecError as err:
+                raise SpecError(err.message, where=f"{w}.{key}", expected=err.expected) from None
+        stages.append(tuple(pair))
     out = _field(data, "output", source, dict)
     mis = data.get("misclassified")
     misclassified = None
@@ -199,6 +220,7 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate
         note=str(data.get("note", "")),
         trace=data.get("trace") or {},
         model_source=_source(model.get("source"), f"{source}: model.source"),
+        stages=tuple(stages),
     )
 
 

@@ -49,6 +49,13 @@ from attncert.hard.tables import (
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
 
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+)
+
 _ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
 
 

@@ -28,6 +28,7 @@ from attncert.hard.checker import CheckReport, check
 from attncert.hard.collapse import CollapseError, collapse_layer
 from attncert.hard.corollary import separating_pair
 from attncert.hard.output import OutputError, OutputFunction, output_function
+from attncert.hard.s1_claims import LayerStages, layer_claims, statements
 from attncert.hard.search.backends import (
     Method,
     NoRestrictionFound,
@@ -42,6 +43,14 @@ from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_tab
 from attncert.kernel.forward import is_rational
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
+
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Corollary 2",
+    "Hahn Lemma 4",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Lemma 4",
+)
 
 
 @dataclass(frozen=True)
@@ -96,9 +105,9 @@ def _restrict_all(tables: tuple[Table, ...], rho: Restriction) -> tuple[Table, .
     return tuple(restrict_table(t, rho) for t in tables)
 
 
-def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline, rank) -> Restriction:
+def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Restriction:
     for attempt, top in enumerate((opts.top, 4 * opts.top, 16 * opts.top)):
-        rankings = rank(tabs, top)
+        rankings = rank_tuples(model, ell, tabs, top=top)
         trace.setdefault("open_tuples", len(rankings))
         if not rankings:
             return rho
@@ -115,7 +124,7 @@ def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline, rank) -
             if opts.method is Method.MAXSAT:
                 res = solve_maxsat(enc, remaining)
             elif opts.method is Method.SAT:
-                res = solve_sat(enc, bound)
+                res = solve_sat(enc, bound, remaining)
             else:
                 res = solve_random(
                     enc,
@@ -155,23 +164,14 @@ def reduce_layer(
     C = Fraction(rho.num_free, rho.n) if rho.n else Fraction(1)
     tabs = _restrict_all(tables, rho)
     t0 = time.perf_counter()
-    # rankings of one layer, by (restriction, window): Stage 2's last ranking is the one
-    # Stage 3 starts from (the same tables), so it is computed once
-    ranked: dict[tuple, list] = {}
-
-    def rank(tabs_r: tuple[Table, ...], top: int) -> list:
-        key = (top, tuple((t.deps, t.value_of_row, t.values) for t in tabs_r))
-        got = ranked.get(key)
-        if got is None:
-            got = ranked[key] = rank_tuples(model, ell, tabs_r, top=top)
-        return got
-
+    rho0 = rho1 = rho2 = rho
     if opts.paper_stages:
         rho, inv1 = stage1(tabs, rho, opts.eta)
+        rho1 = rho
         invariants += inv1
         heads = max(1, len(model.layers[ell - 1].heads))
         rho, inv2, info2 = stage2(
-            lambda t: rank(t, opts.top),
+            lambda t: rank_tuples(model, ell, t, top=opts.top),
             tabs,
             rho,
             k=opts.k,
@@ -182,11 +182,13 @@ def reduce_layer(
         )
         invariants += inv2
         trace["stage2"] = info2
+        rho2 = rho
         tabs = _restrict_all(tables, rho)
     trace["free_after_stage2"] = rho.num_free
+    trace["_stages"] = (rho1, rho2)  # moved into the certificate by certify()
     stage3_rounds = 0
     while True:
-        rho = _stage3(model, ell, tabs, rho, opts, trace, deadline, rank)
+        rho = _stage3(model, ell, tabs, rho, opts, trace, deadline)
         tabs = _restrict_all(tables, rho)
         try:
             step = collapse_layer(ev, ell, tables, rho, max_deps=opts.max_deps)
@@ -222,6 +224,30 @@ def reduce_layer(
             "invariants": [i.to_dict() for i in invariants],
         }
     )
+    trace["s1"] = [
+        c.to_dict()
+        for c in layer_claims(
+            LayerStages(
+                model,
+                ell,
+                tables,
+                rho0,
+                rho1,
+                rho2,
+                rho,
+                step.tables,
+                opts.k,
+                opts.eta,
+                opts.q,
+                opts.delta,
+                opts.paper_stages,
+                opts.top,
+                trace.get("stage2", {}),
+                trace.get("stage3", {}),
+                opts.seed,
+            )
+        )
+    ]
     return rho, step.tables, trace
 
 
@@ -251,6 +277,9 @@ def certify(
         )
     if n < 1:
         raise InputError(f"n = {n} must be positive")
+    from attncert import limits
+
+    limits.check_certify_size(model.n_tokens(n), what="n")
     if options is None:
         options = Options(method=Method(method), **option_overrides)
     lang = None
@@ -288,6 +317,7 @@ def certify(
                 decisions,  # type: ignore[arg-type]
             )
     deps_per_layer = [tuple(t.deps for t in tabs) for tabs in tables]
+    stages = tuple(tr.pop("_stages") for tr in layer_traces)
     cert = Certificate(
         model_sha256=model.digest,
         model_name=model.name,
@@ -302,6 +332,7 @@ def certify(
         misclassified=misclassified,
         note=note,
         model_source=model_source if model_source is not None else _embedded(model),
+        stages=stages,
         trace={
             "method": options.method.value,
             "k": options.k,
@@ -313,6 +344,7 @@ def certify(
             "free_fraction": rho.num_free / n,
             "output_values": len(set(out.decisions)),
             "arithmetic": "exact rationals" if ev.field.exact else f"arb, {ev.field.prec} bits",
+            "s1_statements": statements(layer_traces),
             "layers": layer_traces,
         },
     )

@@ -32,6 +32,13 @@ from attncert.arith.rows import RowGraph
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
 
+__implements__ = (
+    "Hahn Definition 3",
+    "Hahn eq. (4)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 eq. (1)",
+)
+
 Vector = tuple[Number, ...]
 
 
@@ -142,11 +149,21 @@ def restrict_table(table: Table, rho: Restriction) -> Table:
     )
 
 
-def initial_tables(ev: Evaluation, rho: Restriction) -> tuple[Table, ...]:
+def evaluation(model: Model) -> Evaluation:
+    """A fresh evaluation in the model's first field: exact rationals for a rational
+    hard model, arb balls at 53 bits otherwise."""
+    from attncert.kernel.forward import is_rational
+
+    return Evaluation(model, Field(None if is_rational(model) else 53))
+
+
+def initial_tables(ev: Evaluation | Model, rho: Restriction) -> tuple[Table, ...]:
     """Layer-0 tables under ρ: a free input position depends on itself, every
     other token (fixed input, BOS, EOS) is constant. Values are the exact layer-0
     activations (enclosed in float64; exact on demand), keyed by (token, position
-    features)."""
+    features). Given a model, a fresh :func:`evaluation` of it is used."""
+    if isinstance(ev, Model):
+        ev = evaluation(ev)
     model = ev.model
     n = rho.n
     off = model.input_offset()

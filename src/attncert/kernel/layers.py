@@ -194,9 +194,11 @@ def _check_layer(
     vals: _Values,
     claimed: Sequence[Sequence[int]],
     rho: Restriction,
+    stats: dict[str, int] | None = None,
 ) -> tuple[list[_Table], _Values]:
     """Verify layer ℓ's claimed dependency sets and compute its tables (module docstring,
-    claim 3)."""
+    claim 3). ``stats``, if given, counts the (head, position, assignment) cases and those
+    whose attended key is a constant position (a blocker, S1 Definition 7)."""
     graph = vals.graph
     li = ell - 1
     layer = model.layers[li]
@@ -228,6 +230,7 @@ def _check_layer(
     constant = np.array([not t.deps for t in tables])
     # every value of every position, grouped per position (for the undetermined maxima)
     pos_vids = [sorted(set(t.vid)) for t in tables]
+    const_vids = {t.vid[0] for t in tables if not t.deps}
     grouping = _Grouping(pos_vids)
     slots = _Slots(model, li, tables, pos_vids, proj)
     slot_of = [{v: slots.start[i] + t for t, v in enumerate(pos_vids[i])} for i in range(n_tok)]
@@ -297,6 +300,9 @@ def _check_layer(
                         where,
                     )
                 row_picks.append(tuple(pick))
+                if stats is not None:
+                    stats["cases"] = stats.get("cases", 0) + 1
+                    stats["blocked"] = stats.get("blocked", 0) + (pick[0] in const_vids)
             own_vids.append(own)
             picks.append(row_picks)
         spans.append((start, len(own_vids)))

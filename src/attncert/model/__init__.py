@@ -39,13 +39,15 @@ _LAZY = {
     "load_model": "attncert.model.serialize",
     "model_from_arrays": "attncert.model.build",
     "model_from_dict": "attncert.model.serialize",
-    "model_from_torch": "attncert.model.build",
+    "model_from_hf_gpt2": "attncert.model.importers",
+    "model_from_torch": "attncert.model.importers",
     "model_to_arrays": "attncert.model.build",
     "model_to_dict": "attncert.model.serialize",
     "random_model": "attncert.model.zoo",
     "save_model": "attncert.model.serialize",
     "zoo_model": "attncert.model.zoo",
     "zoo_names": "attncert.model.zoo",
+    "zoo_description": "attncert.model.zoo",
 }
 
 __all__ = sorted([*_LAZY, "forward", "harden"])

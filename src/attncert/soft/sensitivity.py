@@ -38,6 +38,8 @@ from attncert.errors import InputError, ParameterError
 from attncert.model.positional import feature_matrix
 from attncert.model.spec import AttentionKind, Model
 
+__implements__ = ("Hahn Lemma 5",)
+
 METRICS = ("logit", "activation", "probability")
 _CHUNK = 1 << 22  # floats per score block
 

@@ -12,15 +12,12 @@ refused), and the file is written atomically.
 
 from __future__ import annotations
 
-import io
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from attncert.errors import InputError
-from attncert.io import write_atomic
 from attncert.sweep.results import CellRecord
 
 
@@ -123,19 +120,11 @@ def sweep_figure(records: Sequence[CellRecord]):
 
 
 def save_figure(fig, path: str | os.PathLike[str]) -> Path:
-    """Save ``fig`` in the format its file extension names (refusing unknown ones), atomically."""
-    p = Path(path)
-    formats = fig.canvas.get_supported_filetypes()
-    ext = p.suffix.lower().lstrip(".")
-    if ext not in formats:
-        raise InputError(
-            f"cannot write a plot as {p.suffix or 'a file without extension'!r}",
-            where=str(p),
-            expected="an extension among " + ", ".join(f".{e}" for e in sorted(formats)),
-        )
-    buf = io.BytesIO()
-    fig.savefig(buf, format=ext, dpi=120)
-    return write_atomic(p, buf.getvalue())
+    """Save ``fig`` in the format its file extension names (refusing unknown ones),
+    atomically: :func:`attncert.figures.save_figure`."""
+    from attncert.figures import save_figure as save
+
+    return save(fig, path)
 
 
 def plot_sweep(records: Sequence[CellRecord], path: str | os.PathLike[str]) -> Path:

@@ -24,6 +24,8 @@ import argparse
 import sys
 from fractions import Fraction
 
+from attncert import limits
+from attncert.cli.args import integer, rational, seconds
 from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
 from attncert.errors import InputError, SolverTimeout
 
@@ -49,23 +51,42 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="parity",
         help="parity, parity-odd, dyck1, dyck2, ones_star, anbn (default parity)",
     )
-    p.add_argument("--n", type=int, default=256, help="input length (default 256)")
+    p.add_argument(
+        "--n",
+        type=integer(
+            minimum=1,
+            maximum=limits.certify_max_n(),
+            reason=f"memory grows like {limits.CERTIFY_BYTES_PER_PAIR}·n² bytes; "
+            f"budget {limits.MEMORY_BUDGET // limits.GiB} GiB",
+        ),
+        default=256,
+        help="input length (default 256)",
+    )
     p.add_argument(
         "--method", choices=["maxsat", "sat", "random"], default="maxsat", help="Stage 3 back-end"
     )
-    p.add_argument("--k", type=int, default=1, help="top-k of the proof's satisfaction (default 1)")
-    p.add_argument("--eta", type=Fraction, default=Fraction(1, 20))
-    p.add_argument("--q", type=Fraction, default=Fraction(1, 10))
-    p.add_argument("--delta", type=Fraction, default=Fraction(1, 2))
+    p.add_argument(
+        "--k",
+        type=integer(
+            minimum=1,
+            maximum=limits.CERTIFY_MAX_K,
+            reason="the encoding's cardinality constraints grow with k",
+        ),
+        default=1,
+        help="top-k of the proof's satisfaction (default 1)",
+    )
+    p.add_argument("--eta", type=rational, default=Fraction(1, 20))
+    p.add_argument("--q", type=rational, default=Fraction(1, 10))
+    p.add_argument("--delta", type=rational, default=Fraction(1, 2))
     p.add_argument("--no-paper-stages", action="store_true", help="skip Stages 1–2 (search only)")
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=seconds,
         default=120.0,
-        help="seconds for the Stage 3 solvers together (a solver that hits its share returns "
-        "its best restriction so far, reported as not proved optimal)",
+        help="seconds (> 0) for the Stage 3 solvers together (a solver that hits its share "
+        "returns its best restriction so far, reported as not proved optimal)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=integer(minimum=0, maximum=2**63 - 1), default=0)
     p.add_argument(
         "--no-harden",
         action="store_true",
@@ -81,11 +102,15 @@ def run(args: argparse.Namespace) -> int:
 
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess
+    from attncert.io import check_output_path
     from attncert.kernel.hard import check
     from attncert.model import harden
     from attncert.verdicts import Verdict
 
+    if args.output:
+        check_output_path(args.output, "-o")
     model = load_model_arg(args.model)
+    limits.check_certify_size(model.n_tokens(args.n))
     source = model_source(args.model, args.output)
     if not model.is_hard:
         if args.no_harden:

@@ -7,6 +7,9 @@ artifact under a ``proofs/`` tree (see :mod:`attncert.proofcheck`).
     attncert check cert.json zoo:random-L2-H2-d16 --json
     attncert check proofs/
 
+After the check, every statement of the supplement's formal proof (S1) that can be
+re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.s1`).
+
 Without MODEL, the certificate's ``model.source`` is used (a zoo name, a path relative
 to the certificate, or an embedded model, hardened if it says so); either way the
 model's content hash must equal the certificate's, or the certificate is rejected.
@@ -36,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "model", nargs="?", metavar="MODEL", help="the model (file or zoo:NAME); for a certificate"
     )
+    p.add_argument(
+        "--no-s1",
+        action="store_true",
+        help="skip re-deriving the supplement's S1 statements on the instance",
+    )
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -53,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
     model = load_model_arg(args.model) if args.model is not None else resolve_model(cert, path)
     report = check(cert, model)
     assessment = assess(cert, model, report)
+    s1 = ()
+    if report.accepted and not args.no_s1:
+        from attncert.kernel.s1 import s1_statements
+
+        s1 = s1_statements(cert, model)
     if args.json:
         print_json(
             {
@@ -63,12 +76,21 @@ def run(args: argparse.Namespace) -> int:
                 "failures": [f.__dict__ for f in report.failures],
                 "arithmetic": report.arithmetic,
                 "seconds": report.seconds,
+                "s1": [st.to_dict() for st in s1],
             }
         )
     else:
         print(f"{assessment.verdict.value}: " + report.summary())
         for r in assessment.reasons:
             print(f"  ! {r}")
+        if s1:
+            names = sorted({st.statement for st in s1})
+            print(
+                f"supplement S1 on this instance, re-derived by the kernel ({len(names)} "
+                "statements; ✓ holds, ✗ fails, · evaluated):"
+            )
+            for st in s1:
+                print(f"  {st.line()}")
     return assessment.verdict.exit_code
 
 

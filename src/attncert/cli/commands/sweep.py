@@ -119,16 +119,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("nothing to run", expected="TASK with --models and --n, or --grid FILE")
     if args.grid is not None and (args.task or args.models or args.n or args.param):
         raise InputError("--grid and TASK/--models/--n/--param are alternatives", where="--grid")
-    if args.plot:  # refuse an unknown plot format before the work, not after
-        from matplotlib.figure import Figure
+    if args.plot:  # refuse an unknown plot format or an unwritable path before the work
+        from attncert.figures import check_figure_path
 
-        ext = args.plot.rsplit(".", 1)[-1].lower() if "." in args.plot else ""
-        if ext not in Figure().canvas.get_supported_filetypes():
-            raise InputError(
-                f"--plot {args.plot!r}: unknown format",
-                where="--plot",
-                expected=".png, .pdf, .svg, …",
-            )
+        check_figure_path(args.plot, "--plot")
+    if args.markdown:
+        from attncert.io import check_output_path
+
+        check_output_path(args.markdown, "--markdown")
     cells = grid_cells(
         args.task,
         args.models or (),
