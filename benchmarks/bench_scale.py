@@ -10,9 +10,11 @@ Models: ``default`` = ``random_model(2, 2, 16, seed=0)`` (rational: exact arithm
 (:func:`standin_model`: L = 2, d = 64, 2 heads, d_ff 128 / 256, pre-norm LayerNorm and a
 final norm, GELU, attention biases, BOS, positional features i/n, 1/i, [i=1], sin, cos,
 readout at BOS; softmax heads hardened to leftmost); ``--zoo NAME`` adds a zoo model
-(hardened if it has softmax heads).
+(hardened if it has softmax heads), certified for the language its meta names.
 
-Each (model, n) cell runs in a fresh process: ``certify(model, n, language="parity")``
+Each (model, n) cell runs in a fresh process: ``certify(model, n, language="parity",
+time_limit=--time-limit)`` (default 300 s: the limit counts from certify's start and
+Stage 3 gets what is left, so at n = 16384 a 60 s limit would starve it)
 (the search, then the kernel's independent check, which must accept), then the float
 forward pass of the same model on one random string of length n — the lean blockwise
 pass (``keep_attention=False``) always, and the Trace pass that keeps every N × N
@@ -128,9 +130,12 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
 
     model = load(spec["model"])
     n = spec["n"]
-    rec: dict[str, Any] = {"model_name": model.name}
+    # a zoo model is certified for its own language (its meta names it), else PARITY
+    lang = model.meta.get("language") if spec["model"] not in ("default",) else None
+    lang = lang if isinstance(lang, str) else spec["language"]
+    rec: dict[str, Any] = {"model_name": model.name, "language": lang}
     t0 = time.perf_counter()
-    cert = certify(model, n=n, language=spec["language"], time_limit=spec["time_limit"])
+    cert = certify(model, n=n, language=lang, time_limit=spec["time_limit"])
     rec["seconds_wall"] = round(time.perf_counter() - t0, 3)
     rec["seconds_search"] = cert.trace["seconds_search"]
     rec["seconds_check"] = cert.trace["seconds_check"]  # certify raises if not accepted
@@ -245,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--zoo", nargs="*", default=[], help="zoo models to add (hardened)")
     ap.add_argument("--ns", type=int, nargs="+", default=[1024, 4096, 16384])
     ap.add_argument("--language", default="parity")
-    ap.add_argument("--time-limit", type=float, default=60.0, help="certify's time_limit [s]")
+    ap.add_argument(
+        "--time-limit",
+        type=float,
+        default=300.0,
+        help="certify's time_limit [s] (counted from certify's start, Stage 3 gets what is left)",
+    )
     ap.add_argument("--cell-timeout", type=float, default=900.0)
     ap.add_argument("--trace-max", type=int, default=4096, help="largest n for the Trace forward")
     ap.add_argument("--blas-threads", type=int, default=1)
