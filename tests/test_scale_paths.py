@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncert.kernel.forward import decide, decide_tokens, forward_rigorous_tokens
+from attncert.kernel.forward import decide, decide_tokens
+from attncert.kernel.trace import forward_rigorous_tokens
 from attncert.model import harden, random_model
 from attncert.model.spec import Mask
 
