@@ -119,3 +119,22 @@ def test_top_columns_finds_the_k_largest_entries():
                 assert len(set(got[r].tolist())) == len(got[r])
                 want = np.sort(a[r])[::-1][: min(k, n)]
                 assert np.array_equal(np.sort(a[r, got[r]])[::-1], want), (n, k, r)
+
+
+def test_binomial_tail_in_integers_equals_the_rational_sum():
+    """Lemma 21's exact tail (S1 statements of the certify trace), computed as one
+    fraction, equals the term-by-term rational sum."""
+    import math
+    from fractions import Fraction as F
+
+    from attncert.symbolic.oracles import binomial_tail
+
+    def ref(m, q, t):
+        return sum(
+            (math.comb(m, x) * q**x * (1 - q) ** (m - x) for x in range(m + 1) if x > t), F(0)
+        )
+
+    for m in (0, 1, 2, 5, 17, 60):
+        for q in (F(0), F(1), F(1, 10), F(3, 7), F(1, 2)):
+            for t in (F(-1), F(-5, 2), F(0), F(1, 3), F(2), F(7, 2), F(m), F(m + 1)):
+                assert binomial_tail(m, q, t) == ref(m, q, t), (m, q, t)
