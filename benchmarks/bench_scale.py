@@ -142,7 +142,7 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     rec["free_fraction"] = cert.trace["free_fraction"]
     rec["arithmetic"] = cert.trace["arithmetic"]
     rec["out_deps"] = len(cert.output_dependency)
-    rec["stage3_seconds"] = [lt.get("stage3_wall") for lt in cert.trace["layers"]]
+    rec["stage3_seconds"] = [lt.get("seconds_stage3") for lt in cert.trace["layers"]]
     rec["stage3_optimal"] = [(lt.get("stage3") or {}).get("optimal") for lt in cert.trace["layers"]]
     rec["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     rec["peak_children_mb"] = round(

@@ -193,7 +193,7 @@ def reduce_layer(
     while True:
         t3 = time.perf_counter()
         rho = _stage3(model, ell, tabs, rho, opts, trace, stage3_seconds)
-        trace["stage3_wall"] = round(trace.get("stage3_wall", 0.0) + time.perf_counter() - t3, 3)
+        trace["seconds_stage3"] = round(trace.get("seconds_stage3", 0.0) + time.perf_counter() - t3, 3)
         tabs = _restrict_all(tables, rho)
         try:
             step = collapse_layer(ev, ell, tables, rho, max_deps=opts.max_deps)
@@ -397,7 +397,7 @@ def _search(
                     # share returns its best restriction so far
                     share = None
                     if options.time_limit is not None:
-                        used = sum(t.get("stage3_wall", 0.0) for t in layer_traces)
+                        used = sum(t.get("seconds_stage3", 0.0) for t in layer_traces)
                         share = max(0.1, options.time_limit - used) / (model.num_layers - ell + 1)
                     try:
                         rho, tables, tr = reduce_layer(
