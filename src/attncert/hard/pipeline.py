@@ -193,7 +193,9 @@ def reduce_layer(
     while True:
         t3 = time.perf_counter()
         rho = _stage3(model, ell, tabs, rho, opts, trace, stage3_seconds)
-        trace["seconds_stage3"] = round(trace.get("seconds_stage3", 0.0) + time.perf_counter() - t3, 3)
+        trace["seconds_stage3"] = round(
+            trace.get("seconds_stage3", 0.0) + time.perf_counter() - t3, 3
+        )
         tabs = _restrict_all(tables, rho)
         try:
             step = collapse_layer(ev, ell, tables, rho, max_deps=opts.max_deps)
