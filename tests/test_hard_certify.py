@@ -94,6 +94,12 @@ def test_certificate_confirmed_by_brute_force(case, method):
     assert bf.membership_is_function is False
 
 
+def _q(x):
+    from flint import fmpq
+
+    return fmpq(*float(x).as_integer_ratio())
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_every_layer_table_matches_exact_evaluation(method):
     """The per-layer claims (not only the output) hold on every compatible input."""
@@ -116,7 +122,12 @@ def test_every_layer_table_matches_exact_evaluation(method):
                 t = restrict_table(table, rho)
                 assert set(t.deps) <= set(cert.dependency_sets[ell][j])
                 want = tuple(y[j, c] for c in range(model.d))
-                assert t.values[t.value_at(idx)] == want, (s, ell, j)
+                v = t.value_at(idx)
+                assert tuple(step.graph.value(t.values[v])) == want, (s, ell, j)
+                # the table's float enclosure contains the exact activation
+                for c in range(model.d):
+                    mid, rad = t.floats[v, c], t.rads[v, c]
+                    assert _q(mid) - _q(rad) <= want[c] <= _q(mid) + _q(rad)
 
 
 @pytest.mark.parametrize("lang,alphabet", [("dyck1", "()"), ("dyck2", "()[]")])

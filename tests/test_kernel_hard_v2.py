@@ -15,8 +15,9 @@ import pytest
 
 from attncert.hard.bruteforce import confirm_by_enumeration
 from attncert.hard.pipeline import certify
-from attncert.kernel.forward import decide, forward_rigorous
+from attncert.kernel.forward import decide
 from attncert.kernel.hard import check
+from attncert.kernel.trace import forward_rigorous
 from attncert.languages import language
 from attncert.model import forward, harden, model_from_dict, model_to_dict, random_model
 

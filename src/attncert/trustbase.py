@@ -20,14 +20,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-KERNEL = ("attncert.kernel.hard", "attncert.kernel.forward", "attncert.kernel.s1")
+KERNEL = (
+    "attncert.kernel.hard",
+    "attncert.kernel.forward",
+    "attncert.kernel.trace",
+    "attncert.kernel.s1",
+)
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"
 CHECKER_AND_EVALUATOR = (
     "attncert.kernel.hard",
+    "attncert.kernel.layers",
+    "attncert.kernel.failure",
     "attncert.kernel.forward",
     "attncert.arith.field",
     "attncert.arith.filter",
+    "attncert.arith.enclose",
+    "attncert.arith.rows",
     "attncert.arith.positionwise",
 )
 
@@ -155,7 +164,7 @@ def render(base: TrustedBase) -> str:
     lines, code = base.part(CHECKER_AND_EVALUATOR)
     out = [
         f"trusted base: {len(base.modules)} modules, {base.lines} lines ({base.code} code lines)",
-        f"  the hard checker with its evaluator (kernel.hard, kernel.forward, arith): "
+        f"  the hard checker with its evaluator (kernel.hard, kernel.layers, kernel.forward, arith): "
         f"{lines} lines ({code} code lines)",
         f"  third-party packages: {', '.join(base.external)}",
         "",

@@ -75,3 +75,29 @@ def row_bounds(q: Enclosed, k: Enclosed) -> np.ndarray:
     c = np.sqrt((aq * aq).sum(axis=1))
     e = a * nk_rad + b * nk_mid + _gamma(m) * c * nk_mid
     return e * (1 + 2.0**-30) + 2.0**-1000 * max(m, 1)
+
+
+def top_columns(a: np.ndarray, k: int, width: int = 64) -> np.ndarray:
+    """Column indices (rows × k, unordered) of the k largest entries of each row of a
+    (ties broken arbitrarily, as :func:`numpy.argpartition` does).
+
+    The k largest entries of a row lie in the k column blocks (of ``width`` columns)
+    with the largest block maxima — a block holding one of them has a maximum at least
+    that large, and only k − 1 larger entries exist — so the partition runs on the
+    block maxima and then on k·width gathered columns, not on the whole row."""
+    rows, n = a.shape
+    if k >= n:
+        return np.tile(np.arange(n), (rows, 1))
+    if n <= 4 * k * width:
+        return np.argpartition(-a, k - 1, axis=1)[:, :k]
+    nb = n // width
+    full = a[:, : nb * width].reshape(rows, nb, width).max(axis=2)
+    if nb * width < n:
+        full = np.concatenate([full, a[:, nb * width :].max(axis=1, keepdims=True)], axis=1)
+    blocks = np.argpartition(-full, k - 1, axis=1)[:, :k]  # (rows, k)
+    cols = (blocks[:, :, None] * width + np.arange(width)[None, None, :]).reshape(rows, -1)
+    inside = cols < n
+    vals = np.take_along_axis(a, np.minimum(cols, n - 1), axis=1)
+    vals[~inside] = -np.inf
+    pick = np.argpartition(-vals, k - 1, axis=1)[:, :k]
+    return np.take_along_axis(cols, pick, axis=1)

@@ -31,15 +31,16 @@ from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
+from flint import fmpq
 
-from attncert.arith.field import Matrix, Number, escalate, rows_of, to_floats
+from attncert.arith import enclose
+from attncert.arith.field import Number, escalate
 from attncert.arith.filter import Enclosed, row_bounds, score_pairs
-from attncert.arith.positionwise import attention_inputs, finish_layer, projections, readout_terms
+from attncert.arith.rows import RowGraph
 from attncert.errors import AttncertError
 from attncert.hard.tables import (
     Evaluation,
     Table,
-    Vector,
     initial_tables,
     make_table,
     restrict_table,
@@ -55,7 +56,7 @@ __implements__ = (
     "Hahn S1 eq. (7)",
 )
 
-_CHUNK = 256
+_ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
 
 
 class CollapseError(AttncertError):
@@ -79,19 +80,13 @@ class Capture:
 
 @dataclass(frozen=True, eq=False)
 class HeadRows:
-    """One head's queries, keys and value rows for every (position, value) row."""
+    """One head's queries, keys and value rows for every (position, value) row, as
+    float enclosures (field values on demand from the evaluation's RowGraph)."""
 
     q: Enclosed  # float midpoints and radii (R × d_k)
     k: Enclosed
-    q_rows: list[list[Number]]  # field
-    k_rows: list[list[Number]]
-    ov_rows: list[list[Number]]  # (W_V u + b_V) W_Oᵀ per row, field
+    ov: Enclosed  # (W_V u + b_V) W_Oᵀ per row
     bounds: np.ndarray  # (R,) per query row: |s − s̃| ≤ bound against every key row
-
-    def exact_score(self, fld, qrow: int, krow: int) -> Number:
-        return sum(
-            (a * b for a, b in zip(self.q_rows[qrow], self.k_rows[krow], strict=True)), fld.zero()
-        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,25 +96,26 @@ class LayerRows:
     owner: np.ndarray  # (R,) token position of each row
     starts: np.ndarray  # (N,) first row of each position
     keys: list[int]
-    values: list[Vector]
+    rows: np.ndarray  # (R,) graph row of each value
+    x: Enclosed  # the values themselves
     heads: tuple[HeadRows, ...]
 
 
 def layer_rows(ev: Evaluation, li: int, tables: Sequence[Table]) -> LayerRows:
     """Project every table value through layer ``li``'s (0-based) attention inputs."""
-    owner, values, keys = stack_values(tables)
+    owner, rows, keys = stack_values(tables)
     n_tok = len(tables)
-    fld = ev.field
-    d = ev.model.d
-    x = fld.matrix(len(values), d, [c for v in values for c in v])
-    u = attention_inputs(ev.maps, li, x)
+    x = Enclosed(
+        np.concatenate([t.floats for t in tables], axis=0),
+        np.concatenate([t.rads for t in tables], axis=0),
+    )
+    u = enclose.attention_inputs(ev.model, li, x)
     heads = []
     for hi in range(len(ev.model.layers[li].heads)):
-        q, k, ov = projections(ev.maps, li, hi, u)
-        qe, ke = Enclosed(*to_floats(q)), Enclosed(*to_floats(k))
-        heads.append(HeadRows(qe, ke, rows_of(q), rows_of(k), rows_of(ov), row_bounds(qe, ke)))
+        q, k, ov = enclose.projections(ev.model, li, hi, u)
+        heads.append(HeadRows(q, k, ov, row_bounds(q, k)))
     starts = np.searchsorted(owner, np.arange(n_tok))
-    return LayerRows(owner, starts, keys, values, tuple(heads))
+    return LayerRows(owner, starts, keys, rows, x, tuple(heads))
 
 
 def _wins_tie(kind: AttentionKind, m: int, b: int) -> bool:
@@ -142,17 +138,22 @@ def row_index(tables: Sequence[Table], positions: np.ndarray, starts: np.ndarray
 class _Decider:
     """Exact / ball comparisons of one head's scores, with structural ties."""
 
-    def __init__(self, ev: Evaluation, lr: LayerRows, hr: HeadRows, where: str):
+    def __init__(self, ev: Evaluation, lr: LayerRows, li: int, hi: int, where: str):
         self.fld = ev.field
+        self.graph = ev.graph
         self.keys = lr.keys
-        self.hr = hr
+        self.rows = lr.rows
+        self.hr = lr.heads[hi]
+        self.li, self.hi = li, hi
         self.where = where
         self._cache: dict[tuple[int, int], Number] = {}
 
     def score(self, qrow: int, krow: int) -> Number:
         s = self._cache.get((qrow, krow))
         if s is None:
-            s = self._cache[(qrow, krow)] = self.hr.exact_score(self.fld, qrow, krow)
+            s = self._cache[(qrow, krow)] = self.graph.score(
+                int(self.rows[qrow]), int(self.rows[krow]), self.li, self.hi
+            )
         return s
 
     def cmp(self, qrow: int, a: int, b: int) -> int:
@@ -187,7 +188,7 @@ def analyze_head(
     else is decided per key position in the field, where the intervals overlap."""
     head = ev.model.layers[li].heads[hi]
     hr = lr.heads[hi]
-    dec = _Decider(ev, lr, hr, f"layers[{li}].heads[{hi}]")
+    dec = _Decider(ev, lr, li, hi, f"layers[{li}].heads[{hi}]")
     n_tok = len(tables)
     owner = lr.owner
     kind = head.kind
@@ -198,15 +199,17 @@ def analyze_head(
     nc_index = row_index(tables, nc_pos, lr.starts)
     nc_rows = nc_index.ravel()
     nc_owner = owner[nc_rows]
-    vis_all = head.mask.matrix(n_tok)
-    masked = head.mask.value != "none"
+    sees_any = head.mask.sees_any(n_tok)
+    all_visible = np.ones(n_tok, dtype=bool)
     R = len(owner)
     captures: list[list[Capture]] = [[] for _ in range(n_tok)]
     no_view = Capture(None, (), (), False)
     plain: dict[tuple[int, tuple[int, ...]], Capture] = {}
     qm, km = hr.q.mid, hr.k.mid
-    for c0 in range(0, R, _CHUNK):
-        rows = np.arange(c0, min(R, c0 + _CHUNK))
+    k_c, k_nc = km[const_rows].T.copy(), km[nc_rows].T.copy()
+    chunk = max(8, _ENTRIES // max(1, len(const_rows) + len(nc_rows)))
+    for c0 in range(0, R, chunk):
+        rows = np.arange(c0, min(R, c0 + chunk))
         c = len(rows)
         err = hr.bounds[rows]
         qpos = owner[rows]
@@ -214,10 +217,11 @@ def analyze_head(
         s_b = np.full(c, -np.inf)
         n_near = np.zeros(c, dtype=np.int64)
         sc_c = None
+        vis = head.mask.rows(qpos, n_tok)  # None: every key visible
         if len(const_pos):
-            sc_c = qm[rows] @ km[const_rows].T
-            if masked:
-                sc_c = np.where(vis_all[np.ix_(qpos, const_pos)], sc_c, -np.inf)
+            sc_c = qm[rows] @ k_c
+            if vis is not None:
+                sc_c = np.where(vis[:, const_pos], sc_c, -np.inf)
             top = sc_c.max(axis=1)
             near_c = sc_c >= (top - 2 * err)[:, None]
             n_near = near_c.sum(axis=1) * np.isfinite(top)
@@ -225,14 +229,14 @@ def analyze_head(
             blocker[one] = const_pos[np.argmax(sc_c, axis=1)[one]]
             s_b = top
         if len(nc_pos):
-            sc_n = qm[rows] @ km[nc_rows].T
-            if masked:
-                sc_n = np.where(vis_all[np.ix_(qpos, nc_owner)], sc_n, -np.inf)
+            sc_n = qm[rows] @ k_nc
+            if vis is not None:
+                sc_n = np.where(vis[:, nc_owner], sc_n, -np.inf)
             nc_top = sc_n.max(axis=1)
         else:
             sc_n = np.zeros((c, 0))
             nc_top = np.full(c, -np.inf)
-        anyvis = vis_all[qpos].any(axis=1)
+        anyvis = sees_any[qpos]
         quiet = (n_near == 1) & (nc_top < s_b - 2 * err)
         for k, qrow in enumerate(rows.tolist()):
             i = int(owner[qrow])
@@ -261,7 +265,7 @@ def analyze_head(
                     int(blocker[k]),
                     nc_pos,
                     sc_n[k],
-                    vis_all[i],
+                    all_visible if vis is None else vis[k],
                 )
             )
     return tuple(tuple(c) for c in captures)
@@ -329,6 +333,7 @@ class LayerCollapse:
     inputs: tuple[Table, ...]  # the layer's input tables under the restriction
     tables: tuple[Table, ...]
     captures: tuple[tuple[tuple[Capture, ...], ...], ...]  # [head][position][value]
+    graph: RowGraph | None = None  # the rows the tables' values refer to
 
     @property
     def dependency_sets(self) -> tuple[tuple[int, ...], ...]:
@@ -366,20 +371,16 @@ def collapse_layer(
 ) -> LayerCollapse:
     """Collapse layer ``layer_index`` (1-based) given tables of the layer below."""
     model = ev.model
-    fld = ev.field
     li = layer_index - 1
     tables = tuple(restrict_table(t, rho) for t in tables)
     layer = model.layers[li]
-    d = model.d
     n_tok = len(tables)
     base = len(rho.symbols)
     lr = layer_rows(ev, li, tables)
     captures = tuple(analyze_head(ev, li, hi, tables, lr) for hi in range(len(layer.heads)))
     deciders = [
-        _Decider(ev, lr, lr.heads[hi], f"layers[{li}].heads[{hi}]")
-        for hi in range(len(layer.heads))
+        _Decider(ev, lr, li, hi, f"layers[{li}].heads[{hi}]") for hi in range(len(layer.heads))
     ]
-    bos = [rows_of(ev.maps.layers[li].heads[hi].bo)[0] for hi in range(len(layer.heads))]
 
     new_deps = []
     for i in range(n_tok):
@@ -396,26 +397,24 @@ def collapse_layer(
             )
         new_deps.append(tuple(sorted(deps)))
 
-    x_rows: list[Vector] = []
-    attn_rows: list[list[Number]] = []
-    provenance: list[tuple] = []
+    own_rows: list[int] = []  # per output row: the query's own table row (into lr)
+    picks: list[list[list[int]]] = []  # per output row, per head: attended table rows
     spans = []
-    zero = fld.zero()
     for i in range(n_tok):
         deps = new_deps[i]
-        start = len(x_rows)
+        start = len(own_rows)
         for combo in product(range(base), repeat=len(deps)):
             sym = dict(zip(deps, combo, strict=True))
             vi = tables[i].value_of_row[_row(tables[i], sym)]
             qrow = int(lr.starts[i]) + vi
-            acc = [zero] * d
-            attended_keys = []
+            row_picks = []
             for h, head in enumerate(layer.heads):
                 cap = captures[h][i][vi]
-                bo = bos[h]
                 if not cap.visible:
-                    acc = [a + b for a, b in zip(acc, bo, strict=True)]
-                    attended_keys.append(())
+                    row_picks.append([])
+                    continue
+                if not cap.above and not cap.tied and cap.blocker is not None:
+                    row_picks.append([int(lr.starts[cap.blocker])])
                     continue
                 cands = [
                     (m, int(lr.starts[m]) + tables[m].value_of_row[_row(tables[m], sym)])
@@ -425,27 +424,25 @@ def collapse_layer(
                     cap.tied if cap.tied else ((cap.blocker,) if cap.blocker is not None else ())
                 )
                 cands += [(b, int(lr.starts[b])) for b in extra]
-                attended = _choose(deciders[h], head.kind, cands, qrow)
-                ov = lr.heads[h].ov_rows
-                if len(attended) == 1:
-                    mean = ov[attended[0]]
-                else:
-                    inv = fld.num(1) / len(attended)
-                    mean = [sum((ov[r][c] for r in attended), zero) * inv for c in range(d)]
-                acc = [a + m + b for a, m, b in zip(acc, mean, bo, strict=True)]
-                attended_keys.append(tuple(sorted(lr.keys[r] for r in attended)))
-            x_rows.append(tables[i].values[vi])
-            attn_rows.append(acc)
-            provenance.append((layer_index, lr.keys[qrow], tuple(attended_keys)))
-        spans.append((start, len(x_rows)))
+                row_picks.append(_choose(deciders[h], head.kind, cands, qrow))
+            own_rows.append(qrow)
+            picks.append(row_picks)
+        spans.append((start, len(own_rows)))
 
-    out_rows = _finish(ev, li, x_rows, attn_rows)
-    keys = [ev.key(tuple(r), p) for r, p in zip(out_rows, provenance, strict=True)]
+    box = _finish(ev, li, lr, own_rows, picks)
+    graph = ev.graph
+    rows = lr.rows
+    new_rows = graph.add_rows(
+        layer_index,
+        rows[np.array(own_rows, dtype=np.int64)],
+        [tuple(tuple(int(rows[r]) for r in h) for h in p) for p in picks],
+    )
+    keys = [graph.keys[r] for r in new_rows.tolist()]
     new_tables = tuple(
-        make_table(fld, new_deps[i], base, [tuple(r) for r in out_rows[a:b]], keys[a:b])
+        make_table(new_deps[i], base, new_rows[a:b], box.mid[a:b], box.rad[a:b], keys[a:b])
         for i, (a, b) in enumerate(spans)
     )
-    return LayerCollapse(layer_index, rho, tables, new_tables, captures)
+    return LayerCollapse(layer_index, rho, tables, new_tables, captures, graph)
 
 
 def _row(table: Table, sym: dict[int, int]) -> int:
@@ -456,29 +453,49 @@ def _row(table: Table, sym: dict[int, int]) -> int:
 
 
 def _finish(
-    ev: Evaluation, li: int, x_rows: list[Vector], attn_rows: list[list[Number]]
-) -> list[list[Number]]:
-    if not x_rows:
-        return []
-    fld = ev.field
+    ev: Evaluation, li: int, lr: LayerRows, own_rows: list[int], picks: list[list[list[int]]]
+) -> Enclosed:
+    """Enclosures of the new rows: own value + Σ_heads (mean of the attended OV rows +
+    b_O), then the rest of the layer."""
     d = ev.model.d
-    x: Matrix = fld.matrix(len(x_rows), d, [c for r in x_rows for c in r])
-    a: Matrix = fld.matrix(len(attn_rows), d, [c for r in attn_rows for c in r])
-    return rows_of(finish_layer(ev.maps, li, x, a))
+    own = np.array(own_rows, dtype=np.int64)
+    attn = enclose.point(np.zeros((len(own_rows), d)))
+    for h, head in enumerate(ev.model.layers[li].heads):
+        ov = lr.heads[h].ov
+        single = np.array([p[h][0] if len(p[h]) == 1 else 0 for p in picks], dtype=np.int64)
+        out = ov.take(single)
+        multi = [t for t, p in enumerate(picks) if len(p[h]) > 1]
+        if multi:
+            avg = enclose.mean_rows(ov, [np.array(picks[t][h]) for t in multi])
+            out.mid[multi], out.rad[multi] = avg.mid, avg.rad
+        none = np.array([not p[h] for p in picks], dtype=bool)
+        if none.any():
+            out.mid[none], out.rad[none] = 0.0, 0.0
+        attn = enclose.add(attn, enclose.add(out, enclose.point(head.bias("b_o")[None, :])))
+    return enclose.finish_layer(ev.model, li, lr.x.take(own), attn)
 
 
-def readout_table(ev: Evaluation, table: Table) -> list[Number]:
-    """The readout logit w·r + b for each value of the decision position's table (r the
-    value after the final norm)."""
-    fld = ev.field
-    m = fld.matrix(len(table.values), ev.model.d, [c for v in table.values for c in v])
-    bias = ev.maps.readout_bias
-    return [t + bias for t in readout_terms(ev.maps, m)]
+def table_decisions(ev: Evaluation, table: Table) -> list[bool]:
+    """accept iff the readout logit w·r + b > 0, for each value of a table (r after the
+    final norm): read from the float enclosure of the logit when it excludes 0
+    (compared exactly), else decided in the field."""
+    box = enclose.readout_terms(ev.model, Enclosed(table.floats, table.rads))
+    bias = _q(ev.model.readout.bias)
+    out = []
+    for v, (m, r) in enumerate(zip(box.mid[:, 0].tolist(), box.rad[:, 0].tolist(), strict=True)):
+        c, e = _q(m) + bias, _q(r)
+        if c - e > 0:
+            out.append(True)
+        elif c + e < 0:
+            out.append(False)
+        else:
+            logit = ev.graph.readout_term(table.values[v]) + ev.maps.readout_bias
+            out.append(ev.field.sign(logit, "the readout's sign") > 0)
+    return out
 
 
-def decisions_of(ev: Evaluation, logits: Sequence[Number]) -> list[bool]:
-    """accept iff logit > 0, each sign decided in the field."""
-    return [ev.field.sign(x, "the readout's sign") > 0 for x in logits]
+def _q(x: float) -> fmpq:
+    return fmpq(*float(x).as_integer_ratio())
 
 
 def collapse_all(

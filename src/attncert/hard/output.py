@@ -16,10 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 
+from flint import fmpq
+
+from attncert.arith import enclose
 from attncert.arith.field import Number
-from attncert.arith.positionwise import readout_terms
+from attncert.arith.filter import Enclosed
 from attncert.errors import AttncertError
-from attncert.hard.collapse import decisions_of, readout_table
+from attncert.hard.collapse import table_decisions
 from attncert.hard.tables import Evaluation, Table
 
 
@@ -66,20 +69,28 @@ def output_function(
     """The decision's function of the free inputs (module docstring)."""
     if not ev.model.readout.pooled:
         table = tables[position]
-        dec = decisions_of(ev, readout_table(ev, table))
+        dec = table_decisions(ev, table)
         return OutputFunction(table.deps, table.base, tuple(dec[v] for v in table.value_of_row))
     return _pooled(ev, tables, max_deps)
 
 
 def _pooled(ev: Evaluation, tables: Sequence[Table], max_deps: int) -> OutputFunction:
     fld = ev.field
-    d = ev.model.d
     n_tok = len(tables)
     base = tables[0].base
-    terms: list[list[Number]] = []
+    bias_q = fmpq(*ev.model.readout.bias.as_integer_ratio())
+    # first the per-position ranges from the float enclosures, summed exactly
+    lo_q = hi_q = fmpq(0)
     for t in tables:
-        m = fld.matrix(len(t.values), d, [c for v in t.values for c in v])
-        terms.append(readout_terms(ev.maps, m))
+        box = enclose.readout_terms(ev.model, Enclosed(t.floats, t.rads))
+        ms, rs = box.mid[:, 0].tolist(), box.rad[:, 0].tolist()
+        lo_q += min(_q(m) - _q(r) for m, r in zip(ms, rs, strict=True))
+        hi_q += max(_q(m) + _q(r) for m, r in zip(ms, rs, strict=True))
+    if lo_q / n_tok + bias_q > 0:
+        return OutputFunction((), base, (True,))
+    if hi_q / n_tok + bias_q < 0:
+        return OutputFunction((), base, (False,))
+    terms: list[list[Number]] = [[ev.graph.readout_term(r) for r in t.values] for t in tables]
     inv = fld.num(1) / n_tok
     bias = ev.maps.readout_bias
     lo = sum((_lower(fld, ts) for ts in terms), fld.zero()) * inv + bias
@@ -107,6 +118,10 @@ def _pooled(ev: Evaluation, tables: Sequence[Table], max_deps: int) -> OutputFun
             total = total + ts[t.value_of_row[r]]
         decisions.append(fld.sign(total * inv + bias, "the mean readout's sign") > 0)
     return OutputFunction(deps, base, tuple(decisions))
+
+
+def _q(x: float) -> fmpq:
+    return fmpq(*float(x).as_integer_ratio())
 
 
 def _lower(fld, xs: list[Number]) -> Number:

@@ -105,7 +105,9 @@ def _restrict_all(tables: tuple[Table, ...], rho: Restriction) -> tuple[Table, .
     return tuple(restrict_table(t, rho) for t in tables)
 
 
-def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Restriction:
+def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, seconds) -> Restriction:
+    # the time limit is Stage 3's own (Options.time_limit): its clock starts here
+    deadline = None if seconds is None else time.perf_counter() + seconds
     for attempt, top in enumerate((opts.top, 4 * opts.top, 16 * opts.top)):
         rankings = rank_tuples(model, ell, tabs, top=top)
         trace.setdefault("open_tuples", len(rankings))
@@ -155,9 +157,10 @@ def reduce_layer(
     tables: tuple[Table, ...],
     rho: Restriction,
     opts: Options,
-    deadline: float | None,
+    stage3_seconds: float | None,
 ) -> tuple[Restriction, tuple[Table, ...], dict[str, Any]]:
-    """One application of the Depth Reduction Lemma: ρ_{ℓ−1} → ρ_ℓ and layer-ℓ tables."""
+    """One application of the Depth Reduction Lemma: ρ_{ℓ−1} → ρ_ℓ and layer-ℓ tables;
+    Stage 3 gets ``stage3_seconds`` (None: no limit)."""
     model = ev.model
     trace: dict[str, Any] = {"layer": ell, "free_before": rho.num_free}
     invariants: list[Invariant] = []
@@ -188,7 +191,11 @@ def reduce_layer(
     trace["_stages"] = (rho1, rho2)  # moved into the certificate by certify()
     stage3_rounds = 0
     while True:
-        rho = _stage3(model, ell, tabs, rho, opts, trace, deadline)
+        t3 = time.perf_counter()
+        rho = _stage3(model, ell, tabs, rho, opts, trace, stage3_seconds)
+        trace["seconds_stage3"] = round(
+            trace.get("seconds_stage3", 0.0) + time.perf_counter() - t3, 3
+        )
         tabs = _restrict_all(tables, rho)
         try:
             step = collapse_layer(ev, ell, tables, rho, max_deps=opts.max_deps)
@@ -293,9 +300,8 @@ def certify(
                 f"{''.join(model.alphabet)}"
             )
     start = time.perf_counter()
-    deadline = None if options.time_limit is None else start + options.time_limit
     rho0 = initial_restriction(language, model.alphabet, n)
-    restrictions, tables, layer_traces, ev, out = _search(model, rho0, options, deadline, progress)
+    restrictions, tables, layer_traces, ev, out = _search(model, rho0, options, progress)
     rho = restrictions[-1]
     pos = model.readout.index(model.n_tokens(n))
     out_deps = decision_dependency(out)
@@ -362,7 +368,6 @@ def _search(
     model: Model,
     rho0: Restriction,
     options: Options,
-    deadline: float | None,
     progress: Callable[[str], None] | None,
 ) -> tuple[list[Restriction], list[tuple[Table, ...]], list[dict], Evaluation, OutputFunction]:
     """Stages 1–3 and the collapse, layer by layer, in the model's field. When a ball
@@ -388,13 +393,14 @@ def _search(
                         continue
                     if progress:
                         progress(f"layer {ell}/{model.num_layers}")
-                    # each layer's Stage 3 gets an equal share of the time that is left; a
-                    # solver that hits its share returns its best restriction so far
+                    # Options.time_limit is for all Stage 3 searches together (not for the
+                    # rankings and collapses around them, which grow with n): each layer's
+                    # Stage 3 gets an equal share of what is left; a solver that hits its
+                    # share returns its best restriction so far
                     share = None
-                    if deadline is not None:
-                        share = time.perf_counter() + max(0.1, deadline - time.perf_counter()) / (
-                            model.num_layers - ell + 1
-                        )
+                    if options.time_limit is not None:
+                        used = sum(t.get("seconds_stage3", 0.0) for t in layer_traces)
+                        share = max(0.1, options.time_limit - used) / (model.num_layers - ell + 1)
                     try:
                         rho, tables, tr = reduce_layer(
                             ev, ell, tables, restrictions[-1], options, share

@@ -9,6 +9,10 @@ its float64 midpoints and radii (used only by filters with a rigorous error boun
 never for a decision on their own) and its identity key (equal keys ⇒ equal values:
 the same computation on identical exact inputs).
 
+Values are rows of a :class:`~attncert.arith.rows.RowGraph`: every table value is held
+as a float64 enclosure (computed vectorized, :mod:`attncert.arith.enclose`), and its
+exact / arb value is computed only when a comparison needs it.
+
 An :class:`Evaluation` fixes the field of one attempt: precision escalates by
 re-running the collapses at more bits (:func:`attncert.arith.field.escalate`).
 """
@@ -17,15 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import product
 
 import numpy as np
-from flint import arb
 
-from attncert.arith.field import Field, Interner, Number, to_floats
+from attncert.arith import enclose
+from attncert.arith.field import Field, Interner, Number
 from attncert.arith.positionwise import ModelMaps, model_maps
-from attncert.kernel.forward import position_rows, word_rows
+from attncert.arith.rows import RowGraph
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
 
@@ -41,23 +44,21 @@ Vector = tuple[Number, ...]
 
 @dataclass(eq=False)
 class Evaluation:
-    """The field of one collapse attempt and its identity keys."""
+    """The field of one collapse attempt, its identity keys and its rows."""
 
     model: Model
     field: Field
     interner: Interner = field(default_factory=Interner)
+    graph: RowGraph | None = None  # set by :func:`initial_tables`
 
     @property
     def maps(self) -> ModelMaps:
         return model_maps(self.model, self.field)
 
-    def key(self, vec: Vector, provenance: tuple) -> int:
-        """Identity key of a value: in the exact field the exact vector itself (equal
-        vectors get equal keys), in a ball field its provenance (the computation and
-        the keys of its inputs)."""
-        if self.field.exact:
-            return self.interner.key_exact(vec)
-        return self.interner.key(provenance)
+    def rows(self, n_tok: int) -> RowGraph:
+        if self.graph is None or self.graph.n_tok != n_tok:
+            self.graph = RowGraph(self.model, n_tok, self.field, self.interner)
+        return self.graph
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +72,7 @@ class Table:
     deps: tuple[int, ...]
     base: int  # |Σ|
     value_of_row: tuple[int, ...]
-    values: tuple[Vector, ...]
+    values: tuple[int, ...]  # the values' rows in the evaluation's RowGraph
     floats: np.ndarray  # (len(values), d) midpoints
     rads: np.ndarray  # (len(values), d) radii: |exact − float| ≤ rad entrywise
     keys: tuple[int, ...]  # identity key per value
@@ -92,27 +93,33 @@ class Table:
 
 
 def make_table(
-    fld: Field,
     deps: tuple[int, ...],
     base: int,
-    row_vectors: Sequence[Vector],
-    row_keys: Sequence[int],
+    rows: Sequence[int],
+    mid: np.ndarray,
+    rad: np.ndarray,
+    keys: Sequence[int],
 ) -> Table:
-    """Deduplicate row values by identity key into a :class:`Table`."""
+    """Deduplicate row values by identity key into a :class:`Table` (``mid``/``rad``:
+    the enclosure of each row)."""
     index: dict[int, int] = {}
-    values: list[Vector] = []
-    keys: list[int] = []
+    first: list[int] = []
     value_of_row = []
-    for vec, key in zip(row_vectors, row_keys, strict=True):
+    for t, key in enumerate(keys):
         vid = index.get(key)
         if vid is None:
-            vid = index[key] = len(values)
-            values.append(vec)
-            keys.append(key)
+            vid = index[key] = len(first)
+            first.append(t)
         value_of_row.append(vid)
-    d = len(values[0])
-    mid, rad = to_floats(fld.matrix(len(values), d, [x for v in values for x in v]))
-    return Table(tuple(deps), base, tuple(value_of_row), tuple(values), mid, rad, tuple(keys))
+    return Table(
+        tuple(deps),
+        base,
+        tuple(value_of_row),
+        tuple(int(rows[t]) for t in first),
+        mid[first],
+        rad[first],
+        tuple(keys[t] for t in first),
+    )
 
 
 def restrict_table(table: Table, rho: Restriction) -> Table:
@@ -142,11 +149,6 @@ def restrict_table(table: Table, rho: Restriction) -> Table:
     )
 
 
-@lru_cache(maxsize=4)
-def _positions(model: Model, n_tok: int) -> tuple[tuple, ...]:
-    return tuple(position_rows(model, n_tok))
-
-
 def evaluation(model: Model) -> Evaluation:
     """A fresh evaluation in the model's first field: exact rationals for a rational
     hard model, arb balls at 53 bits otherwise."""
@@ -158,42 +160,42 @@ def evaluation(model: Model) -> Evaluation:
 def initial_tables(ev: Evaluation | Model, rho: Restriction) -> tuple[Table, ...]:
     """Layer-0 tables under ρ: a free input position depends on itself, every
     other token (fixed input, BOS, EOS) is constant. Values are the exact layer-0
-    activations (lifted to the field), keyed by their exact value. Given a model, a
-    fresh :func:`evaluation` of it is used."""
+    activations (enclosed in float64; exact on demand), keyed by (token, position
+    features). Given a model, a fresh :func:`evaluation` of it is used."""
     if isinstance(ev, Model):
         ev = evaluation(ev)
     model = ev.model
-    fld = ev.field
     n = rho.n
     off = model.input_offset()
     tokens = model.encode(rho.complete({}))
-    pos = _positions(model, len(tokens))
-    word = word_rows(model)
-
-    def value(t: int, tok: int) -> tuple[Vector, int]:
-        row = tuple(w + p for w, p in zip(word[tok], pos[t], strict=True))
-        key = ev.interner.key_exact(row)
-        return (row if fld.exact else tuple(arb(x) for x in row)), key
-
-    tables = []
+    graph = ev.rows(len(tokens))
+    base = len(rho.symbols)
+    toks: list[int] = []
+    where: list[int] = []
+    spans = []
     for t in range(len(tokens)):
         u = t - off
         if 0 <= u < n and rho.is_free(u):
-            vals = [value(t, model.token_index[s]) for s in rho.symbols]
+            opts, deps = [model.token_index[s] for s in rho.symbols], (u,)
         else:
-            u, vals = None, [value(t, tokens[t])]
-        deps = () if u is None else (u,)
-        tables.append(
-            make_table(fld, deps, len(rho.symbols), [v for v, _ in vals], [k for _, k in vals])
-        )
-    return tuple(tables)
+            opts, deps = [tokens[t]], ()
+        spans.append((len(toks), len(toks) + len(opts), deps))
+        toks.extend(opts)
+        where.extend([t] * len(opts))
+    rows = graph.add_embedding(toks, where)
+    box = enclose.embed(model, np.array(toks, dtype=np.int64), np.array(where), len(tokens))
+    keys = [graph.keys[r] for r in rows.tolist()]
+    return tuple(
+        make_table(deps, base, rows[a:b], box.mid[a:b], box.rad[a:b], keys[a:b])
+        for a, b, deps in spans
+    )
 
 
-def stack_values(tables: Sequence[Table]) -> tuple[np.ndarray, list[Vector], list[int]]:
-    """All (position, value) pairs: owner position per row, values, identity keys."""
+def stack_values(tables: Sequence[Table]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """All (position, value) pairs: owner position per row, graph rows, identity keys."""
     owner = np.concatenate(
         [np.full(len(t.values), j, dtype=np.int64) for j, t in enumerate(tables)]
     )
-    values = [v for t in tables for v in t.values]
+    rows = np.array([v for t in tables for v in t.values], dtype=np.int64)
     keys = [k for t in tables for k in t.keys]
-    return owner, values, keys
+    return owner, rows, keys

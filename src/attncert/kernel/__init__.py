@@ -7,8 +7,9 @@ What the kernel trusts, and nothing else:
   :mod:`attncert.model.positional`), the file helpers (:mod:`attncert.io`,
   :mod:`attncert.errors`);
 * the arithmetic library (:mod:`attncert.arith`: exact rationals, arb balls with
-  escalating precision and structural ties, rigorous float filters, the model's
-  position-wise maps), and python-flint's ``arb`` enclosure guarantee;
+  escalating precision and structural ties, rigorous float filters, rigorous float64
+  enclosures of the model's position-wise maps and rows evaluated on demand), and
+  python-flint's ``arb`` enclosure guarantee;
 * language membership (:mod:`attncert.languages`) where a claim is about a language.
 
 It imports no solver (python-sat, z3), no search code (:mod:`attncert.hard.search`,
@@ -17,7 +18,9 @@ import contract checked in CI enforces this. Its modules are written to be read 
 one sitting: straight-line, exact or arb, and re-deriving claims instead of re-using
 the code path that found them.
 
-* :mod:`attncert.kernel.forward` — a rigorous forward pass for every model kind;
-* :mod:`attncert.kernel.hard` — restriction certificates (Hahn, Theorem 1 /
-  Corollary 2 on one model and one n).
+* :mod:`attncert.kernel.forward` — the rigorous decision of a hard-attention model
+  (float enclosures, the field on demand);
+* :mod:`attncert.kernel.trace` — the full rigorous forward pass for every model kind;
+* :mod:`attncert.kernel.hard` (with :mod:`attncert.kernel.layers`) — restriction
+  certificates (Hahn, Theorem 1 / Corollary 2 on one model and one n).
 """

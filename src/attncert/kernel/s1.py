@@ -42,8 +42,8 @@ from fractions import Fraction
 
 from flint import arb
 
-from attncert.arith.field import Field, Interner, escalate
-from attncert.arith.positionwise import model_maps
+from attncert.arith.field import Field, escalate
+from attncert.arith.rows import RowGraph
 from attncert.certificates.hard import Certificate
 from attncert.kernel.forward import is_rational
 from attncert.kernel.hard import _check_layer, _layer0, _Reject, _restrict
@@ -128,9 +128,8 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
                 status=_holds(ok),
             )
         )
-    maps = model_maps(model, fld)
-    intern = Interner()
-    tables, vals = _layer0(model, cert.restrictions[0], fld, intern)
+    graph = RowGraph(model, model.n_tokens(cert.n), fld)
+    tables, vals = _layer0(model, cert.restrictions[0], graph)
     final = cert.final_restriction
     for ell in range(1, model.num_layers + 1):
         before, rho = cert.restrictions[ell - 1], cert.restrictions[ell]
@@ -174,7 +173,7 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
         stats: dict[str, int] = {}
         claimed = cert.dependency_sets[ell - 1]
         tables, vals_next = _check_layer(
-            model, maps, ell, [_restrict(t, rho) for t in tables], vals, claimed, rho, intern, stats
+            model, ell, [_restrict(t, rho) for t in tables], vals, claimed, rho, stats
         )
         out.append(
             S1Statement(
@@ -358,23 +357,20 @@ def _a(x: Fraction) -> arb:
 def _lemma10(cert: Certificate, model: Model, fld: Field) -> list[S1Statement]:
     """Re-verify every layer's claims under the final restriction ρ_L (which refines ρ_ℓ):
     satisfaction survives refinement (S1 Lemma 10) on this instance."""
-    maps = model_maps(model, fld)
-    intern = Interner()
     final = cert.final_restriction
-    tables, vals = _layer0(model, final, fld, intern)
+    graph = RowGraph(model, model.n_tokens(cert.n), fld)
+    tables, vals = _layer0(model, final, graph)
     out = []
     for ell in range(1, model.num_layers + 1):
         claimed = [tuple(u for u in s if final.is_free(u)) for s in cert.dependency_sets[ell - 1]]
         try:
             tables, vals = _check_layer(
                 model,
-                maps,
                 ell,
                 [_restrict(t, final) for t in tables],
                 vals,
                 claimed,
                 final,
-                intern,
             )
         except _Reject as rej:
             out.append(

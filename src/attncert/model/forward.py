@@ -36,8 +36,9 @@ __implements__ = (
 class LayerTrace:
     """Activations of one layer for a batch (B strings, N tokens, H heads)."""
 
-    scores: np.ndarray  # (B, H, N, N), masked entries -inf (before the temperature)
-    weights: np.ndarray  # (B, H, N, N) attention weights (one-hot / uniform / softmax)
+    scores: np.ndarray | None  # (B, H, N, N), masked -inf (before the temperature); None
+    weights: np.ndarray | None  # (B, H, N, N) one-hot / uniform / softmax weights; None
+    # when the pass ran with keep_attention=False (attention evaluated blockwise)
     head_values: np.ndarray  # (B, H, N, d) W_O · attn(W_V u + b_V) + b_O per head
     after_attention: np.ndarray  # (B, N, d) the residual stream after the attention sublayer
     output: np.ndarray  # (B, N, d) after the FFN sublayer (and its norms)
@@ -107,9 +108,16 @@ def embed(model: Model, tokens: np.ndarray) -> np.ndarray:
     return y
 
 
-def attention_weights(head: Head, scores: np.ndarray, n_tok: int) -> np.ndarray:
-    """Weights (B, N, N) from raw scores (B, N, N) for ``head``'s kind and mask."""
-    visible = head.mask.matrix(n_tok)[None]
+def attention_weights(
+    head: Head, scores: np.ndarray, n_tok: int, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Weights (B, N, N) from raw scores (B, N, N) for ``head``'s kind and mask; with
+    ``rows``, the scores are those query rows only (B, len(rows), N)."""
+    if rows is None:
+        visible = head.mask.matrix(n_tok)[None]
+    else:
+        vis = head.mask.rows(rows, n_tok)
+        visible = np.ones((1, len(rows), n_tok), dtype=bool) if vis is None else vis[None]
     s = np.where(visible, scores, -np.inf)
     any_visible = visible.any(axis=-1)  # (1, N)
     if head.kind is AttentionKind.SOFTMAX:
@@ -137,8 +145,44 @@ def attention_weights(head: Head, scores: np.ndarray, n_tok: int) -> np.ndarray:
     return w * any_visible[..., None]
 
 
-def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
-    """Forward pass on a (B, N) array of token ids."""
+_BLOCK_ENTRIES = 1 << 20  # scores held at once by a keep_attention=False pass (8 MiB)
+
+
+def _head_blockwise(head: Head, q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int):
+    """attn(W_V u + b_V) for every query, scoring ``block`` query rows at a time (no
+    N × N array). Unique-hard heads gather the attended row (what the one-hot matrix
+    product computes exactly); average and softmax heads multiply their block of weights."""
+    b, n_tok, _ = q.shape
+    out = np.zeros((b, n_tok, v.shape[2]))
+    kt = np.swapaxes(k, 1, 2)
+    for c0 in range(0, n_tok, block):
+        rows = np.arange(c0, min(n_tok, c0 + block))
+        scores = q[:, rows] @ kt
+        if head.kind in (AttentionKind.LEFTMOST, AttentionKind.RIGHTMOST):
+            vis = head.mask.rows(rows, n_tok)
+            s = scores if vis is None else np.where(vis[None], scores, -np.inf)
+            smax = np.max(s, axis=-1, keepdims=True)
+            is_max = s == smax
+            if vis is not None:
+                is_max &= vis[None]
+            if head.kind is AttentionKind.LEFTMOST:
+                idx = np.argmax(is_max, axis=-1)
+            else:
+                idx = n_tok - 1 - np.argmax(is_max[..., ::-1], axis=-1)
+            got = np.take_along_axis(v, idx[..., None], axis=1)
+            seen = is_max.any(axis=-1)
+            out[:, rows] = np.where(seen[..., None], got, 0.0)
+        else:
+            out[:, rows] = attention_weights(head, scores, n_tok, rows) @ v
+    return out
+
+
+def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = True) -> Trace:
+    """Forward pass on a (B, N) array of token ids.
+
+    ``keep_attention=False``: attention is evaluated in blocks of query rows and no
+    (B, H, N, N) score or weight array is kept (the trace's ``scores`` and ``weights``
+    are None) — memory O(B·N·d) plus one block; every other field is the same."""
     tokens = np.asarray(tokens, dtype=np.int64)
     if tokens.ndim != 2:
         raise InputError(f"token batch must be 2-dimensional, got shape {tokens.shape}")
@@ -158,12 +202,16 @@ def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
         for head in layer.heads:
             q = u @ head.w_q.T + head.bias("b_q")
             k = u @ head.w_k.T + head.bias("b_k")
-            scores = q @ np.swapaxes(k, 1, 2)
-            w = attention_weights(head, scores, n_tok)
             v = u @ head.w_v.T + head.bias("b_v")
-            out = (w @ v) @ head.w_o.T + head.bias("b_o")
-            scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
-            weights_all.append(w)
+            if keep_attention:
+                scores = q @ np.swapaxes(k, 1, 2)
+                w = attention_weights(head, scores, n_tok)
+                out = (w @ v) @ head.w_o.T + head.bias("b_o")
+                scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
+                weights_all.append(w)
+            else:
+                block = max(1, _BLOCK_ENTRIES // max(1, n_tok * tokens.shape[0]))
+                out = _head_blockwise(head, q, k, v, block) @ head.w_o.T + head.bias("b_o")
             values_all.append(out)
             attn_sum = attn_sum + out
         after_attn = y + attn_sum if layer.residual else attn_sum
@@ -185,8 +233,12 @@ def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
         h = len(layer.heads)
         traces.append(
             LayerTrace(
-                scores=np.stack(scores_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)),
-                weights=np.stack(weights_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)),
+                scores=(np.stack(scores_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)))
+                if keep_attention
+                else None,
+                weights=(np.stack(weights_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)))
+                if keep_attention
+                else None,
                 head_values=np.stack(values_all, 1) if h else np.zeros((b, 0, n_tok, model.d)),
                 after_attention=after_attn,
                 output=out_y,
@@ -204,11 +256,12 @@ def forward_tokens(model: Model, tokens: np.ndarray) -> Trace:
     return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm, final_normed)
 
 
-def forward(model: Model, strings: Sequence[str]) -> Trace:
+def forward(model: Model, strings: Sequence[str], *, keep_attention: bool = True) -> Trace:
     """Forward pass on a batch of input strings, all of the same length.
 
     ``strings`` is a sequence of strings; a bare string is refused (it would silently
-    be read as a batch of one-symbol strings)."""
+    be read as a batch of one-symbol strings). ``keep_attention=False`` evaluates
+    attention blockwise and keeps no N × N arrays (:func:`forward_tokens`)."""
     strings = _batch(strings, "forward")
     if not strings:
         raise InputError("empty batch of strings")
@@ -218,7 +271,7 @@ def forward(model: Model, strings: Sequence[str]) -> Trace:
             f"strings in one batch must have equal length, got lengths {sorted(lengths)}"
         )
     tokens = np.array([model.encode(s) for s in strings], dtype=np.int64)
-    return forward_tokens(model, tokens)
+    return forward_tokens(model, tokens, keep_attention=keep_attention)
 
 
 def _batch(strings: Sequence[str], what: str) -> list[str]:

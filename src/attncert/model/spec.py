@@ -85,6 +85,30 @@ class Mask(str, Enum):
         """Boolean n × n matrix (read-only, cached), entry [i, j] true iff i sees j."""
         return _mask_matrix(self, n)
 
+    def sees_any(self, n: int) -> np.ndarray:
+        """Per query position (0-based), whether it sees at least one of the n keys."""
+        i = np.arange(n)
+        if self is Mask.FUTURE_STRICT:
+            return i > 0
+        if self is Mask.PAST_STRICT:
+            return i < n - 1
+        return np.ones(n, dtype=bool)
+
+    def rows(self, rows: np.ndarray, n: int) -> np.ndarray | None:
+        """The rows ``rows`` of :meth:`matrix` (len(rows) × n), built without the n × n
+        matrix; None for ``none`` (every key visible)."""
+        if self is Mask.NONE:
+            return None
+        i = np.asarray(rows)[:, None]
+        j = np.arange(n)[None, :]
+        if self is Mask.FUTURE:
+            return j <= i
+        if self is Mask.FUTURE_STRICT:
+            return j < i
+        if self is Mask.PAST:
+            return j >= i
+        return j > i
+
 
 class Activation(str, Enum):
     """The feed-forward non-linearity."""

@@ -37,12 +37,27 @@ MAX_GRAPH_VERTICES = 5
 
 
 def binomial_tail(m: int, q: Fraction, t: Fraction) -> Fraction:
-    """P(X > t) for X ~ Bin(m, q), exactly."""
-    total = Fraction(0)
-    for x in range(m + 1):
-        if x > t:
-            total += math.comb(m, x) * q**x * (1 - q) ** (m - x)
-    return total
+    """P(X > t) for X ~ Bin(m, q), exactly: with q = a/b, the integer
+    Σ_{x > t} C(m, x)·aˣ·(b − a)^{m−x} over bᵐ (one fraction, no rational arithmetic
+    per term)."""
+    q = Fraction(q)
+    a, b = q.numerator, q.denominator
+    c = b - a
+    x0 = max(0, math.floor(t) + 1)
+    if x0 > m:
+        return Fraction(0)
+    if a == 0:  # X = 0 surely
+        return Fraction(int(x0 == 0))
+    total = 0
+    comb = 1  # C(m, m)
+    pa, pc = a**m, 1  # aˣ and c^{m−x} at x = m
+    for x in range(m, x0 - 1, -1):
+        total += comb * pa * pc
+        if x > x0:  # step to x − 1 (exact divisions)
+            comb = comb * x // (m - x + 1)
+            pa //= a
+            pc *= c
+    return Fraction(total, b**m)
 
 
 def binomial_tail_exceeds(

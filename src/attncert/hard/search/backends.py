@@ -207,6 +207,10 @@ class _LinearSearch:
         self.solver.delete()
 
 
+RC2_GRACE = 5.0  # seconds of the search phase RC2 has alone before the linear search
+TOTALIZER_BUDGET = 4_000_000  # #variables · cost above which no linear search is started
+
+
 def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
     """Minimize the number of fixed positions (soft ¬x(u, σ)) within ``time_limit`` seconds.
 
@@ -233,6 +237,7 @@ def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
             child.close()
             linear.minimise()
         rec = clock.begin("search")
+        search_start = time.monotonic()
         while True:
             left = clock.left()
             wait = 0.05 if left is None else max(0.0, min(0.05, left))
@@ -266,6 +271,13 @@ def solve_maxsat(enc: Encoding, time_limit: float | None) -> SearchResult:
                         "of the linear search used",
                     },
                 )
+            if parent is not None and (
+                time.monotonic() - search_start < RC2_GRACE
+                or len(enc.bit_vars) * max(1, linear.cost) > TOTALIZER_BUDGET
+            ):
+                continue  # RC2 usually answers soon: the linear search's totalizer
+                # (O(#variables · cost) clauses) is built only if it has not, and only
+                # while it stays small (at n = 16384 it would take gigabytes)
             linear.improve(1.0 if left is None else min(1.0, left))
     finally:
         if proc is not None:

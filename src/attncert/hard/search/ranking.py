@@ -4,10 +4,13 @@ the head breaks them). Untrusted: used only to propose restrictions."""
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from attncert.arith.filter import top_columns
 from attncert.hard.collapse import row_index
 from attncert.hard.tables import Table
 from attncert.model.forward import layer_norm
@@ -20,7 +23,7 @@ __implements__ = (
     "Hahn S1 eq. (8)",
 )
 
-_CHUNK = 256
+_ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,36 @@ def beats(kind: AttentionKind, s: float, m: int, s_ref: float, ref: int) -> bool
     return kind is AttentionKind.AVERAGE or _before(kind, m, ref)
 
 
+_MEMO: OrderedDict[bytes, list[TupleRanking]] = OrderedDict()
+_MEMO_SIZE = 4
+
+
 def rank_tuples(
     model: Model, layer_index: int, tables: tuple[Table, ...], top: int = 8
 ) -> list[TupleRanking]:
-    """Rankings for every tuple not already captured (in float) by a constant blocker."""
+    """Rankings for every tuple not already captured (in float) by a constant blocker.
+
+    Memoized on the model, the layer, the window and the tables' contents (their
+    dependency sets, row maps and float values): Stage 2's last ranking is the one Stage 3
+    starts from, and the S1 statements of the trace re-rank the same tables."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{model.digest}|{layer_index}|{top}|".encode())
+    h.update(repr([(t.deps, t.value_of_row) for t in tables]).encode())
+    h.update(np.concatenate([t.floats.ravel() for t in tables]).tobytes())
+    key = h.digest()
+    got = _MEMO.get(key)
+    if got is None:
+        got = _MEMO[key] = _rank(model, layer_index, tables, top)
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    else:
+        _MEMO.move_to_end(key)
+    return list(got)
+
+
+def _rank(
+    model: Model, layer_index: int, tables: tuple[Table, ...], top: int
+) -> list[TupleRanking]:
     layer = model.layers[layer_index - 1]
     n_tok = len(tables)
     owner = np.concatenate(
@@ -77,6 +106,8 @@ def rank_tuples(
     out: list[TupleRanking] = []
     if not len(nc_pos):
         return out
+    vor = [t.value_of_row for t in tables]
+    ident = [v == tuple(range(len(v))) for v in vor]
     for h, head in enumerate(layer.heads):
         qf = u @ head.w_q.T + head.bias("b_q")
         kf = u @ head.w_k.T + head.bias("b_k")
@@ -84,20 +115,28 @@ def rank_tuples(
         rmax = nc_index.shape[1]
         nc_rows = nc_index.ravel()
         const_rows = starts[const_pos]
-        vis_all = head.mask.matrix(n_tok)
-        masked = head.mask.value != "none"
+        # one key block per value slot t: column m is the t-th value of position m
+        # (repeated when it has fewer), so per-position maxima are elementwise maxima
+        k_slots = [kf[nc_index[:, t]].T.copy() for t in range(rmax)]
+        k_c = kf[const_rows].T.copy()
+        del nc_rows
         R = len(owner)
-        for c0 in range(0, R, _CHUNK):
-            rows = np.arange(c0, min(R, c0 + _CHUNK))
+        chunk = max(8, _ENTRIES // max(1, len(nc_pos)))
+        for c0 in range(0, R, chunk):
+            rows = np.arange(c0, min(R, c0 + chunk))
             qpos = owner[rows]
-            sc_n = qf[rows] @ kf[nc_rows].T
-            if masked:
-                sc_n = np.where(vis_all[np.ix_(qpos, owner[nc_rows])], sc_n, -np.inf)
-            m_nc = _group_max(sc_n, rmax)
+            qr = qf[rows]
+            sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
+            vis = head.mask.rows(qpos, n_tok)  # None: every key visible
+            if vis is not None:
+                sc = [np.where(vis[:, nc_pos], x, -np.inf) for x in sc]
+            m_nc = sc[0] if rmax == 1 else np.maximum(sc[0], sc[1])
+            for x in sc[2:]:
+                np.maximum(m_nc, x, out=m_nc)
             if len(const_pos):
-                cs = qf[rows] @ kf[const_rows].T
-                if masked:
-                    cs = np.where(vis_all[np.ix_(qpos, const_pos)], cs, -np.inf)
+                cs = qr @ k_c
+                if vis is not None:
+                    cs = np.where(vis[:, const_pos], cs, -np.inf)
                 if head.kind is AttentionKind.RIGHTMOST:
                     cb = len(const_pos) - 1 - np.argmax(cs[:, ::-1], axis=1)
                 else:
@@ -106,57 +145,92 @@ def rank_tuples(
             else:
                 cb = np.zeros(len(rows), dtype=np.int64)
                 cbest = np.full(len(rows), -np.inf)
-            # keys that beat the blocker, ties decided by the head's rule
-            bpos = np.where(np.isfinite(cbest), const_pos[cb] if len(const_pos) else -1, -1)
-            wins = m_nc > cbest[:, None]
-            tie = m_nc == cbest[:, None]
-            if head.kind is AttentionKind.LEFTMOST:
-                tie &= nc_pos[None, :] < bpos[:, None]
-            elif head.kind is AttentionKind.RIGHTMOST:
-                tie &= nc_pos[None, :] > bpos[:, None]
-            beat = (wins | tie) & np.isfinite(m_nc)
-            open_rows = np.nonzero(beat.any(axis=1))[0]
-            if not len(open_rows):
-                continue
-            mo = np.where(beat[open_rows], m_nc[open_rows], -np.inf)
+            # keys that beat the blocker, ties decided by the head's rule: first every key
+            # scoring ≥ the blocker (masked keys are −inf and stay out), then the exact
+            # ties that lose by position, in the open rows only
+            blocked = np.isfinite(cbest)
+            # (no constant key visible: every visible key beats)
+            ge = np.where(m_nc >= cbest[:, None], m_nc, -np.inf) if blocked.any() else m_nc
+            open_mask = ge.max(axis=1) > -np.inf
+            if open_mask.all():
+                open_rows, mo = np.arange(len(rows)), ge
+            else:
+                open_rows = np.nonzero(open_mask)[0]
+                if not len(open_rows):
+                    continue
+                mo = ge[open_rows]
+            tied_rows = np.nonzero(blocked[open_rows])[0]
+            if head.kind is not AttentionKind.AVERAGE and len(tied_rows):
+                # exact ties with the blocker lose when the key is on the wrong side of it
+                cb_t = cbest[open_rows[tied_rows]]
+                bpos = const_pos[cb[open_rows[tied_rows]]]
+                sub = mo[tied_rows]
+                lose = sub == cb_t[:, None]
+                if lose.any():
+                    if head.kind is AttentionKind.LEFTMOST:
+                        lose &= nc_pos[None, :] > bpos[:, None]
+                    else:
+                        lose &= nc_pos[None, :] < bpos[:, None]
+                    sub[lose] = -np.inf
+                    if mo is ge and ge is m_nc:
+                        mo = mo.copy()
+                    mo[tied_rows] = sub
+                    still = mo.max(axis=1) > -np.inf
+                    open_rows, mo = open_rows[still], mo[still]
+                    if not len(open_rows):
+                        continue
             kk = min(top + 1, mo.shape[1])
-            part = np.argpartition(-mo, kk - 1, axis=1)[:, :kk]
-            for t, k in enumerate(open_rows.tolist()):
-                qrow = int(rows[k])
-                i = int(owner[qrow])
-                b = int(const_pos[cb[k]]) if np.isfinite(cbest[k]) else None
-                bs = float(cbest[k])
-                cand = [int(p) for p in part[t] if np.isfinite(mo[t, p])]
-                cand.sort(key=lambda p, t=t: (-mo[t, p], _tie_key(head.kind, int(nc_pos[p]))))
-                cutoff = -np.inf
-                if len(cand) > top:
-                    cutoff = float(mo[t, cand[top]])
-                    cand = cand[:top]
-                elif kk < mo.shape[1]:
-                    rest = mo[t].copy()
-                    rest[part[t]] = -np.inf
-                    cutoff = float(rest.max())
+            part = top_columns(mo, kk)
+            r = np.arange(len(open_rows))[:, None]
+            # order the window by score, ties by the head's rule (stable sorts: tie key
+            # first, then score)
+            tie = nc_pos[part] if head.kind is not AttentionKind.RIGHTMOST else -nc_pos[part]
+            part = part[r, np.argsort(tie, axis=1, kind="stable")]
+            part = part[r, np.argsort(-mo[r, part], axis=1, kind="stable")]
+            vals = mo[r, part]  # (open, kk), -inf = not beating the blocker
+            # the best score left out of the window (−inf: every beating key is ranked)
+            cutoff = vals[:, top] if kk > top else np.full(len(open_rows), -np.inf)
+            # every ranked key's per-assignment scores, gathered at once
+            ranked_pos = nc_pos[part[:, :top]]
+            qrows = rows[open_rows]
+            row_sc = np.stack(
+                [x[open_rows[:, None], part[:, :top]] for x in sc], axis=2
+            )  # (open, ranked, rmax)
+            # objects for the consumers (Stages 2–3), from plain lists
+            vals_l, pos_l, sc_l = vals.tolist(), ranked_pos.tolist(), row_sc.tolist()
+            q_l = qrows.tolist()
+            own_l = owner[qrows].tolist()
+            first_l = starts[owner[qrows]].tolist()
+            cb_l = cbest[open_rows].tolist()
+            blk_l = np.where(
+                blocked[open_rows], const_pos[cb[open_rows]] if len(const_pos) else -1, -1
+            ).tolist()
+            cut_l = cutoff.tolist()
+            for t in range(len(open_rows)):
                 keys = []
-                for p in cand:
-                    m = int(nc_pos[p])
-                    tm = tables[m]
-                    vals = sc_n[k, p * rmax : p * rmax + len(tm.values)]
-                    keys.append(
-                        RankedKey(
-                            m, float(mo[t, p]), tuple(float(vals[v]) for v in tm.value_of_row)
-                        )
+                vs, scs_t = vals_l[t], sc_l[t]
+                for j, m in enumerate(pos_l[t]):
+                    v = vs[j]
+                    if v == -np.inf:
+                        break
+                    scs = scs_t[j]
+                    row_scores = (
+                        tuple(scs[: len(vor[m])]) if ident[m] else tuple(scs[x] for x in vor[m])
                     )
-                out.append(TupleRanking(h, i, qrow - int(starts[i]), tuple(keys), b, bs, cutoff))
+                    keys.append(RankedKey(m, v, row_scores))
+                out.append(
+                    TupleRanking(
+                        h,
+                        own_l[t],
+                        q_l[t] - first_l[t],
+                        tuple(keys),
+                        blk_l[t] if blk_l[t] >= 0 else None,
+                        cb_l[t],
+                        cut_l[t],
+                    )
+                )
     return out
 
 
 def _tie_key(kind: AttentionKind, m: int) -> int:
     return -m if kind is AttentionKind.RIGHTMOST else m
-
-
-def _group_max(sc: np.ndarray, rmax: int) -> np.ndarray:
-    """Max over consecutive groups of ``rmax`` columns (strided maxima; fast for small rmax)."""
-    out = sc[:, 0::rmax].copy()
-    for r in range(1, rmax):
-        np.maximum(out, sc[:, r::rmax], out=out)
-    return out

@@ -1,0 +1,331 @@
+"""Rigorous float64 enclosures of a model's position-wise maps, vectorized over rows.
+
+A block of activation vectors is held as an :class:`~attncert.arith.filter.Enclosed`
+pair (mid, rad) of float64 arrays with |exact − mid| ≤ rad entrywise. Every map of
+:mod:`attncert.arith.positionwise` has a counterpart here that takes enclosures to
+enclosures, so a whole layer of n rows costs a few numpy passes instead of n·d
+Python-level field operations; the field (exact or arb) is used afterwards only for
+the few comparisons the enclosures leave open (:mod:`attncert.arith.rows`).
+
+Error bounds (u = 2⁻⁵³, round to nearest; numpy's +, −, ×, ÷ and √ are IEEE-754
+correctly rounded):
+
+* affine y = x Wᵀ + b with exact float64 W, b and x ∈ m ± r:
+  |ỹ − y| ≤ r|W|ᵀ + γ_k|m||W|ᵀ + 2u|ỹ| (γ_k = 1.01ku bounds a length-k dot product
+  in any order, with or without FMA — Higham §3.1; the last term the bias addition);
+* sums, products and scalings: first-order propagation of the radii plus 2u|result|;
+* LayerNorm: μ, c = x − μ and σ² enclosed separately (correlations are dropped,
+  which only widens), 1/√(σ² + ε) bracketed by correctly rounded √ and ÷ at the
+  ends of the variance interval;
+* ReLU exactly on the interval ends; GELU and tanh-GELU by a piecewise Taylor table
+  whose coefficients and remainders are computed once in arb (:class:`_Taylor`),
+  and a rigorous Lipschitz bound for the input radius.
+
+Every radius is itself computed in float64 from non-negative terms and inflated by
+(1 + 2(k + 4)u) plus an absolute 2⁻¹⁰⁰⁰·k, which dominates its own rounding and any
+underflow. A non-finite enclosure (overflow) raises :class:`Undecided`.
+
+Part of the trusted base (imports no solver, no search code).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from flint import arb, arb_series, ctx
+
+from attncert.arith.field import Undecided
+from attncert.arith.filter import Enclosed
+from attncert.model.positional import feature_matrix
+from attncert.model.spec import Activation, LayerNorm, Model
+
+U = 2.0**-53
+TINY = 2.0**-1000
+
+
+def _gamma(k: int) -> float:
+    return 1.01 * k * U
+
+
+def _up(e: np.ndarray, k: int = 1) -> np.ndarray:
+    """A non-negative bound computed with ≤ k + 4 roundings, made an upper bound."""
+    return e * (1 + 2 * (k + 4) * U) + TINY * max(k, 1)
+
+
+def _checked(mid: np.ndarray, rad: np.ndarray) -> Enclosed:
+    if not (np.isfinite(mid).all() and np.isfinite(rad).all()):
+        raise Undecided(
+            "a float64 enclosure overflowed (an activation beyond 1e308)",
+            expected="a model whose activations stay within float64 range",
+        )
+    return Enclosed(mid, rad)
+
+
+def point(mid: np.ndarray) -> Enclosed:
+    """Exact float64 values (radius 0)."""
+    mid = np.asarray(mid, dtype=np.float64)
+    return Enclosed(mid, np.zeros_like(mid))
+
+
+def affine(x: Enclosed, w: np.ndarray, b: np.ndarray | None = None) -> Enclosed:
+    """x Wᵀ + b for exact float64 W (out × in) and b (module docstring)."""
+    k = w.shape[1]
+    aw = np.abs(w).T
+    m = x.mid @ w.T
+    if b is not None:
+        m = m + b
+    rad = x.rad @ aw + _gamma(k) * (np.abs(x.mid) @ aw) + 2 * U * np.abs(m)
+    return _checked(m, _up(rad, k))
+
+
+def add(a: Enclosed, b: Enclosed) -> Enclosed:
+    m = a.mid + b.mid
+    return _checked(m, _up(a.rad + b.rad + 2 * U * np.abs(m), 2))
+
+
+def scale(x: Enclosed, g: np.ndarray) -> Enclosed:
+    """x ⊙ g for an exact float64 g (broadcast)."""
+    m = x.mid * g
+    return _checked(m, _up(x.rad * np.abs(g) + 2 * U * np.abs(m), 2))
+
+
+def mul(a: Enclosed, b: Enclosed) -> Enclosed:
+    """Entrywise product of two enclosures (broadcast)."""
+    m = a.mid * b.mid
+    rad = np.abs(a.mid) * b.rad + a.rad * (np.abs(b.mid) + b.rad) + 2 * U * np.abs(m)
+    return _checked(m, _up(rad, 4))
+
+
+def mean_rows(x: Enclosed, groups: list[np.ndarray]) -> Enclosed:
+    """Row g of the result: the mean of the rows ``groups[g]`` of x."""
+    d = x.mid.shape[1]
+    mid = np.empty((len(groups), d))
+    rad = np.empty((len(groups), d))
+    for g, idx in enumerate(groups):
+        k = len(idx)
+        s = x.mid[idx].sum(axis=0)
+        e = x.rad[idx].sum(axis=0) + _gamma(k) * np.abs(x.mid[idx]).sum(axis=0)
+        mid[g] = s / k
+        rad[g] = _up(e / k + 2 * U * np.abs(mid[g]), k + 2)
+    return _checked(mid, rad)
+
+
+def relu(x: Enclosed) -> Enclosed:
+    m, r = x.mid, x.rad
+    pos = m >= r  # m − r ≥ 0 exactly: the identity on the whole interval
+    neg = m <= -r  # m + r ≤ 0: zero on the whole interval
+    hi = (m + r) * (1 + 4 * U)  # ≥ m + r: the straddling interval is [0, hi]
+    mid = np.where(pos, m, np.where(neg, 0.0, hi / 2))
+    rad = np.where(pos, r, np.where(neg, 0.0, hi / 2))
+    return _checked(mid, rad)
+
+
+def layer_norm(norm: LayerNorm, x: Enclosed) -> Enclosed:
+    """γ ⊙ (x − μ)/√(σ² + ε) + β per row (biased variance), enclosed."""
+    d = x.mid.shape[1]
+    m, r = x.mid, x.rad
+    mu = m.sum(axis=1, keepdims=True) / d
+    mu_r = _up(
+        (r.sum(axis=1, keepdims=True) + _gamma(d) * np.abs(m).sum(axis=1, keepdims=True)) / d
+        + 2 * U * np.abs(mu),
+        d + 2,
+    )
+    c = m - mu
+    c_r = _up(r + mu_r + 2 * U * np.abs(c), 2)
+    ac = np.abs(c)
+    lo = np.maximum(ac - c_r, 0.0) * (1 - 4 * U)  # ≤ min |c| over the interval
+    hi = (ac + c_r) * (1 + 4 * U)  # ≥ max |c|
+    var_lo = (lo * lo).sum(axis=1, keepdims=True) / d * (1 - 2 * (d + 4) * U)
+    var_hi = _up((hi * hi).sum(axis=1, keepdims=True) / d, d + 2)
+    eps = norm.eps
+    s_lo = (var_lo + eps) * (1 - 4 * U)
+    s_hi = (var_hi + eps) * (1 + 4 * U)
+    if not (s_lo > 0).all():
+        raise Undecided(
+            "a LayerNorm variance + ε is not separated from 0 in float64",
+            expected="a LayerNorm whose ε is a positive normal float",
+        )
+    inv_hi = (1.0 / np.sqrt(s_lo)) * (1 + 6 * U)  # ≥ 1/√(σ² + ε)
+    inv_lo = (1.0 / np.sqrt(s_hi)) * (1 - 6 * U)  # ≤ 1/√(σ² + ε)
+    inv = Enclosed((inv_lo + inv_hi) / 2, _up((inv_hi - inv_lo) / 2 + 2 * U * inv_hi, 3))
+    y = mul(Enclosed(c, c_r), inv)
+    y = scale(y, norm.weight)
+    return add(y, point(np.broadcast_to(norm.bias, y.mid.shape)))
+
+
+# --------------------------------------------------------------------------- GELU
+GELU_TANH_CUBIC = 0.044715
+_RANGE = 10.0  # tables cover [−10, 10]; outside, |f(x) − max(x, 0)| < 1e-20
+_OUTSIDE = 1e-20
+# (cell half-width H, Taylor degree K): tanh-GELU's complex singularities come within
+# ~0.14 of the real axis near |x| = 10, so it needs smaller cells
+_CELLS = {Activation.GELU: (1.0 / 32, 14), Activation.GELU_TANH: (1.0 / 128, 16)}
+
+
+def _series(kind: Activation, x: arb_series) -> arb_series:
+    if kind is Activation.GELU:
+        return x * (1 + (x * arb(2).rsqrt()).erf()) / 2
+    k = (arb(2) / arb.pi()).sqrt()
+    z = k * (x + arb(GELU_TANH_CUBIC) * x * x * x)
+    e = (2 * z).exp()
+    return x * (1 + (e - 1) * (e + 1).inv()) / 2
+
+
+def _coeffs(s: arb_series, n: int) -> list[arb]:
+    c = list(s.coeffs())
+    return c + [arb(0)] * (n - len(c))
+
+
+class _Taylor:
+    """f(c + t) = Σ_{k ≤ K} a_k t^k + err for |t| ≤ H on cells centred at c = 2Hj,
+    with float64 coefficients a_k and a rigorous per-cell err (coefficient rounding
+    plus the Lagrange remainder, from arb Taylor series over the whole cell), and a
+    rigorous Lipschitz constant of f on the real line."""
+
+    def __init__(self, kind: Activation):
+        _H, _K = self.h, self.k = _CELLS[kind]
+        n_cells = round(_RANGE / (2 * _H))
+        centres = np.arange(-n_cells, n_cells + 1) * (2 * _H)
+        coef = np.empty((len(centres), _K + 1))
+        err = np.empty(len(centres))
+        lip = np.empty(len(centres))
+        cap = ctx.cap
+        ctx.cap = _K + 4  # series length (python-flint truncates at ctx.cap)
+        try:
+            self._fill(kind, centres, coef, err, lip)
+        finally:
+            ctx.cap = cap
+        self.coef, self.err = coef, err
+        self.coef_t = np.ascontiguousarray(coef.T)
+        self.abs_sum = (np.abs(coef) * _H ** np.arange(_K + 1)).sum(axis=1) * (1 + 2 * (_K + 4) * U)
+        # Lipschitz constants: per cell (with its neighbours, for radii ≤ H) and global
+        # (outside the table |f'| < 1 + 1e-15)
+        pad = np.concatenate([[lip[0]], lip, [lip[-1]]])
+        self.lip_near = np.maximum(np.maximum(pad[:-2], pad[1:-1]), pad[2:])
+        self.lip_near[[0, -1]] = np.maximum(self.lip_near[[0, -1]], 1.01)
+        self.lip = max(float(lip.max()), 1.01)
+        self.n_cells = n_cells
+
+    def _fill(self, kind, centres, coef, err, lip) -> None:
+        _H, _K = self.h, self.k
+        with ctx.workprec(128):
+            for j, c in enumerate(centres.tolist()):
+                at_c = _coeffs(_series(kind, arb_series([arb(c), 1], prec=_K + 1)), _K + 1)
+                # the remainder's coefficient and f' over the cell, as the largest over
+                # four sub-balls (smaller balls overestimate less)
+                rem, der = arb(0), arb(0)
+                for s in range(4):
+                    sub = arb(c - _H + (2 * s + 1) * _H / 4, _H / 4)
+                    cell = _coeffs(_series(kind, arb_series([sub, 1], prec=_K + 2)), _K + 2)
+                    rem = rem.max(abs(cell[_K + 1]).upper())
+                    der = der.max(abs(cell[1]).upper())
+                e = arb(0)
+                for k in range(_K + 1):
+                    a = at_c[k]
+                    coef[j, k] = float(a.mid())
+                    e += (abs(a - arb(coef[j, k]))).upper() * arb(_H) ** k
+                e += rem * arb(_H) ** (_K + 1)
+                err[j] = float(e.upper()) * (1 + 2**-40)
+                lip[j] = float(der.upper()) * (1 + 2**-40)
+
+    def __call__(self, x: Enclosed) -> Enclosed:
+        rows = x.mid.shape[0] if x.mid.ndim > 1 else 1
+        step = max(1, (1 << 20) // max(1, x.mid.size // max(rows, 1)))
+        if x.mid.ndim > 1 and rows > step:  # in row blocks: the temporaries stay small
+            parts = [self._eval(x.take(slice(a, a + step))) for a in range(0, rows, step)]
+            return Enclosed(
+                np.concatenate([p.mid for p in parts]), np.concatenate([p.rad for p in parts])
+            )
+        return self._eval(x)
+
+    def _eval(self, x: Enclosed) -> Enclosed:
+        _H, _K = self.h, self.k
+        m, r = x.mid, x.rad
+        inside = np.abs(m) <= _RANGE
+        j = np.clip(np.rint(m / (2 * _H)), -self.n_cells, self.n_cells)
+        t = np.where(inside, m - j * (2 * _H), 0.0)  # exact (Sterbenz): |t| ≤ H
+        idx = (j + self.n_cells).astype(np.int64)
+        p = self.coef_t[_K][idx]
+        for k in range(_K - 1, -1, -1):  # Horner
+            p *= t
+            p += self.coef_t[k][idx]
+        # Horner's rounding error ≤ γ_2K Σ|a_k||t|^k ≤ γ_2K Σ|a_k|H^k (Higham (5.3))
+        pa = self.abs_sum[idx]
+        f_err = _gamma(2 * _K + 2) * pa + self.err[idx]
+        mid = np.where(inside, p, np.where(m > 0, m, 0.0))
+        e = np.where(inside, f_err, _OUTSIDE)
+        lip = np.where(r <= _H, self.lip_near[idx], self.lip)
+        return _checked(mid, _up(e + lip * r + 2 * U * np.abs(mid), 2 * _K + 4))
+
+
+@cache
+def _taylor(kind: Activation) -> _Taylor:
+    return _Taylor(kind)
+
+
+def activation(kind: Activation, x: Enclosed) -> Enclosed:
+    """The FFN non-linearity, enclosed."""
+    if kind is Activation.RELU:
+        return relu(x)
+    return _taylor(kind)(x)
+
+
+# --------------------------------------------------------------------------- the model
+def embed(model: Model, tokens: np.ndarray, positions: np.ndarray, n_tok: int) -> Enclosed:
+    """Layer-0 rows word[tok] + W_pos φ(t, N) + table[t] for token ids ``tokens`` at
+    0-based ``positions`` of a sequence of ``n_tok`` tokens. φ is the float nearest the
+    exact feature (:mod:`attncert.model.positional`), so |φ − φ̃| ≤ u|φ̃|."""
+    emb = model.embedding
+    y = point(emb.word[tokens])
+    if emb.features:
+        phi = feature_matrix(emb.features, n_tok)[positions]
+        phi_box = Enclosed(phi, _up(U * np.abs(phi), 0))
+        y = add(y, affine(phi_box, emb.pos_weight))
+    if emb.table is not None:
+        y = add(y, point(emb.table[positions]))
+    return y
+
+
+def attention_inputs(model: Model, li: int, x: Enclosed) -> Enclosed:
+    layer = model.layers[li]
+    if layer.pre_norm and layer.norm1 is not None:
+        return layer_norm(layer.norm1, x)
+    return x
+
+
+def projections(model: Model, li: int, hi: int, u: Enclosed) -> tuple[Enclosed, Enclosed, Enclosed]:
+    """(Q, K, OV) of head ``hi`` of layer ``li``: OV = (u W_Vᵀ + b_V) W_Oᵀ (without b_O)."""
+    h = model.layers[li].heads[hi]
+    q = affine(u, h.w_q, h.b_q)
+    k = affine(u, h.w_k, h.b_k)
+    ov = affine(affine(u, h.w_v, h.b_v), h.w_o)
+    return q, k, ov
+
+
+def finish_layer(model: Model, li: int, x: Enclosed, attention: Enclosed) -> Enclosed:
+    """Residual add, norms and FFN after attention (as
+    :func:`attncert.arith.positionwise.finish_layer`); ``attention`` already includes
+    every head's b_O."""
+    layer = model.layers[li]
+    pre = layer.pre_norm
+    after = add(x, attention) if layer.residual else attention
+    if not pre and layer.norm1 is not None:
+        after = layer_norm(layer.norm1, after)
+    out = after
+    f = layer.ffn
+    if f is not None:
+        inp = layer_norm(layer.norm2, after) if pre and layer.norm2 is not None else after
+        hidden = activation(f.activation, affine(inp, f.w1, f.b1))
+        ff = affine(hidden, f.w2, f.b2)
+        out = add(after, ff) if layer.residual else ff
+    if not pre and layer.norm2 is not None:
+        out = layer_norm(layer.norm2, out)
+    return out
+
+
+def readout_terms(model: Model, y: Enclosed) -> Enclosed:
+    """w · r per row (r after the final norm), without the bias: an (R, 1) enclosure."""
+    if model.final_norm is not None:
+        y = layer_norm(model.final_norm, y)
+    return affine(y, model.readout.weight.reshape(1, -1))
