@@ -11,14 +11,12 @@ exactly; keys with different identities must separate, else the precision is rai
 and, at the cap, the decision fails with :class:`~attncert.arith.field.Undecided`.
 
 The full pass that keeps every activation and choice (and handles softmax heads) is
-:mod:`attncert.kernel.trace` (``forward_rigorous``; still importable from here).
+:mod:`attncert.kernel.trace` (``forward_rigorous``), which the hard checker does not need.
 
 Part of the trusted kernel; imports no solver and no search code.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 from flint import arb, fmpq
@@ -42,15 +40,10 @@ def is_rational(model: Model) -> bool:
 def decide(model: Model, string: str) -> bool:
     """The model's decision on ``string``, decided rigorously.
 
-    Hard-attention models take the lean path (:func:`decide_tokens`): every row in float
-    enclosures, the field only for the comparisons they leave open; models with
-    softmax heads the full :func:`forward_rigorous`."""
-    tokens = model.encode(string)
-    if model.is_hard and tokens:
-        return decide_tokens(model, tokens)
-    from attncert.kernel.trace import forward_rigorous_tokens
-
-    return forward_rigorous_tokens(model, tokens).accept
+    Hard-attention models only (:func:`decide_tokens`): every row in float enclosures,
+    the field only for the comparisons they leave open. Models with softmax heads are
+    decided by the full pass, :func:`attncert.kernel.trace.forward_rigorous`."""
+    return decide_tokens(model, model.encode(string))
 
 
 def decide_tokens(model: Model, tokens: list[int]) -> bool:
@@ -61,7 +54,14 @@ def decide_tokens(model: Model, tokens: list[int]) -> bool:
     0 are evaluated in the field (:class:`attncert.arith.rows.RowGraph`), with the
     same structural ties and precision escalation as :func:`forward_rigorous`."""
     if not model.is_hard:
-        raise InputError("decide_tokens needs hard attention", expected="no softmax heads")
+        raise InputError(
+            "the lean decision needs hard attention",
+            expected="no softmax heads, or attncert.kernel.trace.forward_rigorous",
+        )
+    if not tokens:
+        raise InputError(
+            "the model sees no tokens (empty input and no BOS/EOS)", expected="a non-empty string"
+        )
     return escalate(lambda f: _decide(model, list(tokens), f), rational=is_rational(model))
 
 
@@ -172,22 +172,3 @@ def _choose_blockwise(
                 else:
                     out.append(tuple(best))
     return out
-
-
-_MOVED = (
-    "RigorousLayer",
-    "RigorousTrace",
-    "forward_rigorous",
-    "forward_rigorous_tokens",
-    "word_rows",
-    "position_rows",
-    "embed_rows",
-)
-
-
-def __getattr__(name: str) -> Any:  # the full pass moved to attncert.kernel.trace
-    if name in _MOVED:
-        from attncert.kernel import trace
-
-        return getattr(trace, name)
-    raise AttributeError(name)
