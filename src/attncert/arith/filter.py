@@ -20,6 +20,7 @@ balls, or structurally (:mod:`attncert.arith.field`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,6 +37,15 @@ class Enclosed:
     @property
     def abs_mid(self) -> np.ndarray:
         return np.abs(self.mid)
+
+    @cached_property
+    def max_norms(self) -> tuple[float, float]:
+        """(max over rows of ‖rad‖₂, max over rows of ‖mid‖₂), computed once per block
+        (a key block is bounded against many query blocks)."""
+        return (
+            float(np.sqrt((self.rad * self.rad).sum(axis=1)).max(initial=0.0)),
+            float(np.sqrt((self.mid * self.mid).sum(axis=1)).max(initial=0.0)),
+        )
 
     def take(self, rows: np.ndarray | slice) -> Enclosed:
         return Enclosed(self.mid[rows], self.rad[rows])
@@ -68,8 +78,7 @@ def row_bounds(q: Enclosed, k: Enclosed) -> np.ndarray:
     inflated by 2⁻³⁰ relative for the rounding of the norms."""
     m = q.mid.shape[1]
     aq = q.abs_mid
-    nk_rad = float(np.sqrt((k.rad * k.rad).sum(axis=1)).max(initial=0.0))
-    nk_mid = float(np.sqrt((k.mid * k.mid).sum(axis=1)).max(initial=0.0))
+    nk_rad, nk_mid = k.max_norms
     a = np.sqrt(((aq + q.rad) ** 2).sum(axis=1))
     b = np.sqrt((q.rad * q.rad).sum(axis=1))
     c = np.sqrt((aq * aq).sum(axis=1))
