@@ -1,0 +1,392 @@
+"""Layer-by-layer bound propagation over all strings (or all completions of a restriction).
+
+For every token position t and every layer the propagation keeps
+
+* a **box** [lo_t, hi_t] ∋ y_t for every input considered (activation ranges);
+* ``other`` — a coordinate-wise bound on |y_t(x) − y_t(x^i)| when one changeable
+  position i ≠ t changes (uniform over i and x);
+* ``self_`` — the same bound when t itself is the changed position.
+
+Layer 0 is exact (one box per allowed token); LayerNorm uses its certified variance
+lower bound (:mod:`.layernorm`); heads use score intervals, one-key weight bounds, the
+weight-box LP and, in layer 1, the exact fractional program (:mod:`.attention`,
+:mod:`.fractional`); feed-forward layers use interval maps and slope bounds
+(:mod:`.pointwise`). At the readout, z = w·r + b gets a range [z_lo, z_hi] and a change
+bound ‖w‖-weighted from the readout position's ``other`` (mean readout: the average of
+``other`` plus the largest ``self_`` over N). All arithmetic is outward-rounded
+(:mod:`.rigorous`).
+
+Python::
+
+    >>> from attncert.model import zoo_model
+    >>> from attncert.soft.certified.propagate import propagate, sensitivity_inputs
+    >>> m = zoo_model("soft_parity_lm")
+    >>> p = propagate(m, sensitivity_inputs(m, 64, readout_symbol="1"))
+    >>> p.change > 0 and p.z_lo < p.z_hi
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import arb
+
+from attncert.errors import InputError, UnsupportedError
+from attncert.model.positional import feature_matrix
+from attncert.model.spec import FeedForward, LayerNorm, Model
+from attncert.soft.certified import attention as A
+from attncert.soft.certified import readout as RO
+from attncert.soft.certified import rigorous as R
+from attncert.soft.certified.fractional import first_layer_range
+from attncert.soft.certified.layernorm import LNStep, ln_box, ln_change, ln_summary
+from attncert.soft.certified.pointwise import act_range, act_slope
+
+FP_BUDGET = 1 << 25  # queries · keys · |options|² · d for the all-query fractional program
+
+
+@dataclass(frozen=True, eq=False)
+class Inputs:
+    """What varies: the allowed token ids of every position, and which may change."""
+
+    n: int
+    options: tuple[tuple[int, ...], ...]  # per token position (BOS/EOS included)
+    changeable: np.ndarray  # (N,) bool: positions i of the one-position change
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.options)
+
+
+def restriction_inputs(model: Model, rho: str) -> Inputs:
+    """All completions of ``rho`` (symbols of Σ, ``*`` free); nothing changes."""
+    for p, c in enumerate(rho):
+        if c != "*" and c not in model.alphabet:
+            raise InputError(
+                f"restriction symbol {c!r} at position {p + 1}", expected="symbols of Σ or '*'"
+            )
+    sym = [model.token_index[s] for s in model.alphabet]
+    opts = []
+    if model.bos is not None:
+        opts.append((model.token_index[model.bos],))
+    opts += [tuple(sym) if c == "*" else (model.token_index[c],) for c in rho]
+    if model.eos is not None:
+        opts.append((model.token_index[model.eos],))
+    return Inputs(len(rho), tuple(opts), np.zeros(len(opts), dtype=bool))
+
+
+def readout_token(model: Model, n: int) -> int | None:
+    """0-based token index of the single readout position, None for a mean readout."""
+    if model.readout.pooled:
+        return None
+    return model.readout.index(model.n_tokens(n))
+
+
+def sensitivity_inputs(model: Model, n: int, readout_symbol: str | None = None) -> Inputs:
+    """All strings of length n; every input position may change except the readout token
+    (Lemma 5's i < n). ``readout_symbol`` fixes the readout token's symbol (it never
+    changes, so the bound may be taken per symbol)."""
+    rho = ["*"] * n
+    r = readout_token(model, n)
+    off = model.input_offset()
+    if readout_symbol is not None:
+        if r is None or not 0 <= r - off < n:
+            raise InputError("a readout symbol is only meaningful for an input readout token")
+        rho[r - off] = readout_symbol
+    inp = restriction_inputs(model, "".join(rho))
+    ch = np.zeros(inp.n_tokens, dtype=bool)
+    ch[off : off + n] = True
+    if r is not None:
+        ch[r] = False
+    return Inputs(n, inp.options, ch)
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """How large the change bounds are after one step (max over positions of ‖·‖₂ of
+    ``other``; at the readout position; ``self_``)."""
+
+    layer: int  # 0 = embedding, k = layer k, L+1 = final norm / readout
+    step: str
+    other_max: float
+    other_readout: float
+    self_max: float
+
+
+@dataclass(frozen=True, eq=False)
+class Propagation:
+    """The result at the readout (see module docstring)."""
+
+    z_lo: float
+    z_hi: float
+    change: float  # |z(x) − z(x^i)| ≤ change (np.inf when nothing may change)
+    final_box: tuple[np.ndarray, np.ndarray]  # (d,) box of the readout vector r
+    final_change: np.ndarray  # (d,) coordinate-wise bound on |Δr|
+    steps: tuple[StepRecord, ...]
+    ln: tuple[LNStep, ...]
+    alpha_readout: tuple[float, ...]  # α_max at the readout query, per head of the last layer
+    first_layer: str  # "exact (all queries)", "exact (readout query)", "weight-box LP"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def cap(self) -> float:
+        """The range cap z_hi − z_lo (any two strings, not only neighbours)."""
+        return float(R.up(self.z_hi - self.z_lo))
+
+
+def beta_enclosure(head, n_tok: int) -> tuple[float, float]:
+    """β(N) = coef · N^p · log(N)^r enclosed with arb."""
+    t = head.temperature
+    big_n = arb(n_tok)
+    val = arb(float(t.coef)) * big_n ** arb(float(t.n_power))
+    if t.log_power:
+        val = val * big_n.log() ** arb(float(t.log_power))
+    return R.enclose(val)
+
+
+def _layer0(model: Model, inp: Inputs):
+    """Per-option boxes (N, K, d), validity (N, K), and per-position boxes."""
+    emb = model.embedding
+    n_tok = inp.n_tokens
+    d = model.d
+    pos_lo, pos_hi = np.zeros((n_tok, d)), np.zeros((n_tok, d))
+    if emb.features:
+        phi = feature_matrix(emb.features, n_tok)
+        pos_lo, pos_hi = R.affine(phi, phi, emb.pos_weight)
+    if emb.table is not None:
+        if n_tok > emb.table.shape[0]:
+            raise InputError(
+                f"{n_tok} tokens exceed the learned position table ({emb.table.shape[0]} rows)"
+            )
+        pos_lo, pos_hi = R.add(pos_lo, pos_hi, emb.table[:n_tok], emb.table[:n_tok])
+    kk = max(len(o) for o in inp.options)
+    valid = np.zeros((n_tok, kk), dtype=bool)
+    ids = np.zeros((n_tok, kk), dtype=np.int64)
+    for t, o in enumerate(inp.options):
+        valid[t, : len(o)] = True
+        ids[t, : len(o)] = o
+        ids[t, len(o) :] = o[0]
+    w = emb.word[ids]
+    y_lo, y_hi = R.add(w, w, pos_lo[:, None], pos_hi[:, None])
+    box_lo = np.where(valid[..., None], y_lo, np.inf).min(axis=1)
+    box_hi = np.where(valid[..., None], y_hi, -np.inf).max(axis=1)
+    return (y_lo, y_hi), valid, (box_lo, box_hi)
+
+
+def _norm(norm: LayerNorm, box, other, self_, where, ln_steps):
+    lo, hi, s_max, n_abs, var_lo = ln_box(norm, *box)
+    ln_steps.append(ln_summary(where, norm, s_max, var_lo))
+    return (lo, hi), ln_change(norm, other, s_max, n_abs), ln_change(norm, self_, s_max, n_abs)
+
+
+def _ffn(ffn: FeedForward, box, other, self_):
+    pre = R.affine(*box, ffn.w1, ffn.b1)
+    act = act_range(ffn.activation, *pre)
+    out = R.affine(*act, ffn.w2, ffn.b2)
+    slope = act_slope(ffn.activation, *pre)
+    w1a, w2a = np.abs(ffn.w1).T, np.abs(ffn.w2).T
+
+    def chg(delta):
+        hidden = R.up(slope * R.nonneg_matmul_up(delta, w1a))
+        return R.nonneg_matmul_up(hidden, w2a)
+
+    return out, chg(other), chg(self_)
+
+
+def _fp_queries(model: Model, inp: Inputs, layer_index: int, readout: int | None):
+    """Which queries of layer 1 get the exact fractional program, and the label."""
+    if layer_index != 0:
+        return None, ""
+    n_tok = inp.n_tokens
+    kk = max(len(o) for o in inp.options)
+    if len(model.layers) == 1 and readout is not None:
+        return np.array([readout]), "exact (readout query)"
+    if n_tok * n_tok * kk * kk * model.d <= FP_BUDGET:
+        return np.arange(n_tok), "exact (all queries)"
+    return None, "weight-box LP"
+
+
+def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
+    """Bound every activation over ``inp`` and the readout's range and one-position
+    change (module docstring). Softmax heads only; hard heads are refused by name."""
+    for li, layer in enumerate(model.layers):
+        for hi_, h in enumerate(layer.heads):
+            if h.kind.is_hard:
+                raise UnsupportedError(
+                    f"head uses {h.kind.value!r} (hard) attention; the certified soft bounds "
+                    "are for softmax heads",
+                    where=f"layers[{li}].heads[{hi_}]",
+                    expected="kind 'softmax'",
+                )
+    n_tok = inp.n_tokens
+    d = model.d
+    r = readout_token(model, inp.n)
+    crown = RO.eligible(model, r)
+    crown_result = None
+    y_opt, valid, box = _layer0(model, inp)
+    other = np.zeros((n_tok, d))
+    self_ = np.where(inp.changeable[:, None], R.up(box[1] - box[0]), 0.0)
+    steps: list[StepRecord] = []
+    ln_steps: list[LNStep] = []
+    alpha_r: tuple[float, ...] = ()
+    fp_label = "none (no attention)"
+
+    def record(layer: int, step: str) -> None:
+        norms = np.sqrt(np.sum(other * other, axis=1))
+        at_r = float(norms[r]) if r is not None else float(norms.mean())
+        steps.append(
+            StepRecord(
+                layer,
+                step,
+                float(norms.max()),
+                at_r,
+                float(np.sqrt(np.sum(self_ * self_, axis=1)).max()),
+            )
+        )
+
+    record(0, "embedding")
+    for li, layer in enumerate(model.layers):
+        if layer.pre_norm and layer.norm1 is not None:
+            # the changed position's own input change does not enter (its query's output
+            # is bounded by the width of its range; its key by its box of values)
+            u, u_other, _ = _norm(layer.norm1, box, other, self_, f"layer {li + 1} norm1", ln_steps)
+            if li == 0:
+                flat = ln_box(layer.norm1, y_opt[0].reshape(-1, d), y_opt[1].reshape(-1, d))
+                u_opt = (flat[0].reshape(y_opt[0].shape), flat[1].reshape(y_opt[1].shape))
+        else:
+            u, u_other, u_opt = box, other, y_opt
+        att_box = (np.zeros((n_tok, d)), np.zeros((n_tok, d)))
+        att_other, att_self = np.zeros((n_tok, d)), np.zeros((n_tok, d))
+        queries, label = _fp_queries(model, inp, li, r)
+        if li == 0 and layer.heads:
+            fp_label = label
+        alphas = []
+        last = li == len(model.layers) - 1 and crown
+        contexts = []
+        for head in layer.heads:
+            beta = beta_enclosure(head, n_tok)
+            hb = A.head_boxes(head, *u, beta)
+            vis = head.mask.matrix(n_tok)
+            s_lo, s_hi = A.scores(hb)
+            l_w, u_w = A.weight_bounds(s_lo, s_hi, vis)
+            out = A.output_range(hb, l_w, u_w, head.mask, vis, lp=lp)
+            hbo = None
+            if li == 0 and (queries is not None or last):
+                hbo = _option_boxes(head, u_opt, beta)
+            if queries is not None:
+                out = _exact_first_layer(hbo, valid, head.mask, queries, out)
+            hc = A.change_bound(hb, u_w, head.mask, vis, out, inp.changeable, u_other)
+            if last:
+                opt = (u_opt, valid) if li == 0 else None
+                contexts.append(RO.HeadContext(head, hb, l_w, u_w, vis, out, opt, hbo))
+            att_box = R.add(*att_box, *out)
+            att_other = R.up(att_other + hc.other)
+            att_self = R.up(att_self + hc.self_)
+            alphas.append(float(hc.alpha_max[r]) if r is not None else float(hc.alpha_max.max()))
+        alpha_r = tuple(alphas)
+        y_before = (box[0][r], box[1][r], other[r]) if last else None
+        if layer.residual:
+            box = R.add(*box, *att_box)
+            other = R.up(other + att_other)
+            self_ = R.up(self_ + att_self)
+        else:
+            box, other, self_ = att_box, att_other, att_self
+        record(li + 1, "attention")
+        if last:
+            oracle = RO.Oracle(contexts, u, u_other, inp.changeable, r, lp)
+            crown_result = RO.crown_readout(
+                model,
+                layer,
+                oracle,
+                (y_before[0], y_before[1]),
+                y_before[2],
+                (box[0][r], box[1][r]),
+                other[r],
+            )
+        if not layer.pre_norm and layer.norm1 is not None:
+            box, other, self_ = _norm(
+                layer.norm1, box, other, self_, f"layer {li + 1} norm1", ln_steps
+            )
+            record(li + 1, "norm1")
+        if layer.ffn is not None:
+            if layer.pre_norm and layer.norm2 is not None:
+                f_in, f_other, f_self = _norm(
+                    layer.norm2, box, other, self_, f"layer {li + 1} norm2", ln_steps
+                )
+            else:
+                f_in, f_other, f_self = box, other, self_
+            f_box, f_o, f_s = _ffn(layer.ffn, f_in, f_other, f_self)
+            if layer.residual:
+                box = R.add(*box, *f_box)
+                other, self_ = R.up(other + f_o), R.up(self_ + f_s)
+            else:
+                box, other, self_ = f_box, f_o, f_s
+            record(li + 1, "ffn")
+        if not layer.pre_norm and layer.norm2 is not None:
+            box, other, self_ = _norm(
+                layer.norm2, box, other, self_, f"layer {li + 1} norm2", ln_steps
+            )
+            record(li + 1, "norm2")
+    if model.final_norm is not None:
+        box, other, self_ = _norm(model.final_norm, box, other, self_, "final norm", ln_steps)
+        record(len(model.layers) + 1, "final norm")
+    if r is None:  # mean readout
+        f_lo = R.down(R.sum_lower(box[0], axis=0) / n_tok)
+        f_hi = R.up(R.sum_upper(box[1], axis=0) / n_tok)
+        ch = inp.changeable
+        worst_self = self_[ch].max(axis=0) if ch.any() else np.zeros(d)
+        f_change = R.up(R.up(R.sum_up(other, axis=0) + worst_self) / n_tok)
+    else:
+        f_lo, f_hi = box[0][r], box[1][r]
+        f_change = other[r]
+    w = model.readout.weight
+    z_lo, z_hi = R.affine(f_lo[None], f_hi[None], w[None], np.array([model.readout.bias]))
+    change = float(R.nonneg_matmul_up(f_change[None], np.abs(w)[:, None])[0, 0])
+    z_lo, z_hi = float(z_lo[0, 0]), float(z_hi[0, 0])
+    extra = {}
+    if crown_result is not None:
+        extra = {
+            "box_path": {"z_lo": z_lo, "z_hi": z_hi, "change": change},
+            "crown": dataclasses.asdict(crown_result),
+        }
+        z_lo, z_hi = max(z_lo, crown_result.z_lo), min(z_hi, crown_result.z_hi)
+        change = min(change, crown_result.change)
+    if not inp.changeable.any():
+        change = 0.0
+    return Propagation(
+        z_lo=z_lo,
+        z_hi=z_hi,
+        change=change,
+        final_box=(f_lo, f_hi),
+        final_change=f_change,
+        steps=tuple(steps),
+        ln=tuple(ln_steps),
+        alpha_readout=alpha_r,
+        first_layer=fp_label,
+        extra=extra,
+    )
+
+
+def _option_boxes(head, u_opt, beta) -> A.HeadBoxes:
+    """The head's q, k, ṽ boxes for every position and allowed token, shaped (N, K, ·)."""
+    n_tok, kk, d = u_opt[0].shape
+    hbo = A.head_boxes(head, u_opt[0].reshape(-1, d), u_opt[1].reshape(-1, d), beta)
+
+    def shape(b):
+        return (b[0].reshape(n_tok, kk, -1), b[1].reshape(n_tok, kk, -1))
+
+    return dataclasses.replace(hbo, q=shape(hbo.q), k=shape(hbo.k), v=shape(hbo.v))
+
+
+def _exact_first_layer(hbo: A.HeadBoxes, valid, mask, queries, out):
+    """Intersect the head's output box with the exact fractional-program range at
+    ``queries`` (layer 1)."""
+    lo, hi = first_layer_range(hbo.q, hbo.k, hbo.v, valid, hbo.beta, mask, queries)
+    lo, hi = R.add(lo, hi, hbo.bias[0], hbo.bias[1])
+    o_lo, o_hi = out[0].copy(), out[1].copy()
+    seen = np.isfinite(lo) & np.isfinite(hi)
+    o_lo[queries] = np.where(seen, np.maximum(o_lo[queries], lo), o_lo[queries])
+    o_hi[queries] = np.where(seen, np.minimum(o_hi[queries], hi), o_hi[queries])
+    return o_lo, o_hi
