@@ -8,5 +8,6 @@ nothing from the modules that produced the certificate (tests enforce this).
 
 * :mod:`attncert.kernel.soft` — soft certificates (certified sensitivity B(n),
   cross-entropy floors, soft restrictions, misclassified pairs re-evaluated in arb);
-  its interval arithmetic is :mod:`attncert.kernel.soft_bounds`.
+  its bound propagation is :mod:`attncert.kernel.soft_propagate`, its outward-rounded
+  arithmetic :mod:`attncert.kernel.soft_bounds`.
 """

@@ -5,7 +5,7 @@ one model (recorded by content hash, name and, when known, where to load it from
 one input length n. Its optional parts:
 
 ``sensitivity``
-    B(n) ≥ |z(x) − z(x^i)| for every string x of length n and changeable position i
+    a list of claims, each: B(n) ≥ |z(x) − z(x^i)| for every string x of length n and changeable position i
     (every input position but the readout token), z the readout functional named by
     ``readout`` (``"accept"`` — the decision logit — or ``{"lm_difference": [a, b]}``,
     the next-symbol head's logit difference ℓ_a − ℓ_b). One entry per symbol the
@@ -122,7 +122,7 @@ class SoftCertificate:
     model_source: str | None
     n: int
     lp: bool = True
-    sensitivity: SensitivityClaim | None = None
+    sensitivity: tuple[SensitivityClaim, ...] = ()
     restriction: RestrictionClaim | None = None
     pair: PairClaim | None = None
     tolerance: float = TOLERANCE
@@ -139,7 +139,7 @@ class SoftCertificate:
             },
             "n": self.n,
             "method": {"lp": self.lp, "tolerance": self.tolerance},
-            "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
+            "sensitivity": [s.to_dict() for s in self.sensitivity],
             "restriction": None if self.restriction is None else self.restriction.to_dict(),
             "pair": None if self.pair is None else self.pair.to_dict(),
             "trace": self.trace,

@@ -140,7 +140,9 @@ def unbalanced_closing_probability(p: Fraction, n: int) -> tuple[float, float]:
         total = [opened[h] + closed[h] for h in range(n + 2)]
         opened = [arb(0)] + [total[h] * pa for h in range(n + 1)]
         closed = [total[h + 1] * qa for h in range(n + 1)] + [arb(0)]
-        s = sum(opened, arb(0)) + sum(closed, arb(0))
+        # rescale by an exact float (ratios are all that matter; dividing by the ball
+        # itself would compound its radius step after step)
+        s = float((sum(opened, arb(0)) + sum(closed, arb(0))).mid())
         opened = [v / s for v in opened]
         closed = [v / s for v in closed]
     z = sum(opened, arb(0)) + sum(closed, arb(0))

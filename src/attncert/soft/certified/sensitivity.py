@@ -25,12 +25,17 @@ Python::
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
 from dataclasses import dataclass
 
-from attncert.model.spec import Model
+import numpy as np
+
+from attncert.errors import InputError
+from attncert.model.spec import Model, Readout
+from attncert.soft.certified import rigorous as R
 from attncert.soft.certified.propagate import (
     Propagation,
     StepRecord,
@@ -44,18 +49,31 @@ LN_LOOSE = 10.0  # an LN step that multiplies the change bound by ≥ this is "l
 
 @dataclass(frozen=True, eq=False)
 class SymbolBound:
-    """B for one readout symbol (None: the readout token is not an input position)."""
+    """B for one readout symbol (None: the readout token is not an input position).
+    ``slack`` bounds |z_exact − z_float| when the readout functional was rounded to float
+    (the next-symbol head's difference of two rows)."""
 
     symbol: str | None
     prop: Propagation
+    slack: float = 0.0
+
+    @property
+    def z_lo(self) -> float:
+        return float(R.down(self.prop.z_lo - self.slack)) if self.slack else self.prop.z_lo
+
+    @property
+    def z_hi(self) -> float:
+        return float(R.up(self.prop.z_hi + self.slack)) if self.slack else self.prop.z_hi
 
     @property
     def cap(self) -> float:
-        return self.prop.cap
+        return float(R.up(self.z_hi - self.z_lo))
 
     @property
     def propagated(self) -> float:
-        return self.prop.change
+        if not self.slack:
+            return self.prop.change
+        return float(R.up(self.prop.change + 2 * self.slack))
 
     @property
     def bound(self) -> float:
@@ -156,16 +174,50 @@ class CertifiedSensitivity:
         return "; ".join(parts) if parts else "no single step dominates"
 
 
-def certify_sensitivity(model: Model, n: int, *, lp: bool = True) -> CertifiedSensitivity:
-    """B(n) for ``model`` (module docstring)."""
+def certify_sensitivity(
+    model: Model, n: int, *, lp: bool = True, readout="accept"
+) -> CertifiedSensitivity:
+    """B(n) for ``model`` (module docstring). ``readout`` is ``"accept"`` (the decision
+    logit) or ``{"lm_difference": [a, b]}`` (ℓ_a − ℓ_b of the next-symbol head; its float
+    difference is enclosed and the rounding added to every bound)."""
     t0 = time.perf_counter()
+    target, err = functional_model(model, readout)
     r = readout_token(model, n)
     off = model.input_offset()
     symbols: list[str | None] = [None]
     if r is not None and 0 <= r - off < n:
         symbols = list(model.alphabet)
-    per = tuple(
-        SymbolBound(s, propagate(model, sensitivity_inputs(model, n, readout_symbol=s), lp=lp))
-        for s in symbols
-    )
-    return CertifiedSensitivity(model.name, model.digest, n, per, time.perf_counter() - t0)
+    per = []
+    for s in symbols:
+        prop = propagate(target, sensitivity_inputs(target, n, readout_symbol=s), lp=lp)
+        slack = 0.0
+        if err is not None:  # |(w_exact − w)·r| + |b_exact − b| over the readout vector's box
+            f_abs = R.abs_max(*prop.final_box)
+            slack = float(R.up(R.nonneg_matmul_up(err[0][None], f_abs[:, None])[0, 0] + err[1]))
+        per.append(SymbolBound(s, prop, slack))
+    return CertifiedSensitivity(model.name, model.digest, n, tuple(per), time.perf_counter() - t0)
+
+
+def functional_model(model: Model, readout):
+    """(model with the readout functional, rounding error (err_w, err_b) or None)."""
+    if readout == "accept":
+        return model, None
+    pair = readout.get("lm_difference") if isinstance(readout, dict) else None
+    r = model.readout
+    if not (
+        isinstance(pair, (list, tuple))
+        and len(pair) == 2
+        and r.lm_weight is not None
+        and all(p in r.lm_symbols for p in pair)
+    ):
+        raise InputError(
+            f"readout {readout!r} for model {model.name!r}",
+            expected="'accept' or {'lm_difference': [a, b]} over the next-symbol head's symbols",
+        )
+    i, j = (r.lm_symbols.index(p) for p in pair)
+    w = r.lm_weight[i] - r.lm_weight[j]
+    b = float(r.lm_bias[i] - r.lm_bias[j])
+    err_w = np.maximum(R.up(w) - w, w - R.down(w))  # one rounding: ≤ an ulp
+    err_b = float(max(R.up(b) - b, b - R.down(b)))
+    derived = dataclasses.replace(model, readout=Readout(w, b, position=r.position))
+    return derived, (err_w, err_b)
