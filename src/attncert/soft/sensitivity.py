@@ -78,10 +78,10 @@ def _attention(head, y_q: np.ndarray, y_k: np.ndarray, n_tok: int, rows=None) ->
     v = y_k @ head.w_v.T + head.bias("b_v")
     b_o = head.bias("b_o")
     uniform = (not np.any(head.w_q) and not np.any(head.bias("b_q"))) or not np.any(head.w_k)
-    if uniform and head.kind in (AttentionKind.SOFTMAX, AttentionKind.AVERAGE):
-        if head.mask is Mask.NONE:  # every score equal: the plain average
-            mean = (v.mean(axis=1) @ head.w_o.T + b_o)[:, None, :]
-            return np.broadcast_to(mean, (y_q.shape[0], y_q.shape[1], len(b_o))).copy()
+    averaging = head.kind in (AttentionKind.SOFTMAX, AttentionKind.AVERAGE)
+    if uniform and averaging and head.mask is Mask.NONE:  # every score equal: the average
+        mean = (v.mean(axis=1) @ head.w_o.T + b_o)[:, None, :]
+        return np.broadcast_to(mean, (y_q.shape[0], y_q.shape[1], len(b_o))).copy()
     q = y_q @ head.w_q.T + head.bias("b_q")
     k = y_k @ head.w_k.T + head.bias("b_k")
     b, nq, _ = q.shape
