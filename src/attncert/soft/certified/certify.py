@@ -106,20 +106,10 @@ def _member(name: str):
     return lang.contains
 
 
-def certify_soft(
-    model: Model,
-    n: int,
-    *,
-    source: str | None = None,
-    restriction: bool = False,
-    language: str = "parity",
-    time_limit: float = 120.0,
-    lp: bool = True,
-    seed: int = 0,
-) -> SoftOutcome:
-    """Build and check a soft certificate for ``model`` at length ``n`` (module docstring)."""
-    t0 = time.perf_counter()
-    notes: list[str] = []
+def sensitivity_claims(model: Model, n: int, *, lp: bool = True):
+    """(B(n) of the accept logit, B(n) of the 2-Dyck closer preference or None, the claims
+    with their floors: PARITY on {0,1}ⁿ, the bracket-type floor for a 2-Dyck
+    next-symbol model)."""
     sens = certify_sensitivity(model, n, lp=lp)
     claims = [_claim(sens, "accept")]
     if set(model.alphabet) == {"0", "1"}:
@@ -135,6 +125,24 @@ def certify_soft(
         pu, nats = FL.dyck_floor(claim.bound, p, n)
         floor_g = {"kind": "dyck2-bracket-type", "p": str(p), "P_U": pu, "nats": nats}
         claims.append(dataclasses.replace(claim, floor=floor_g))
+    return sens, closer, claims
+
+
+def certify_soft(
+    model: Model,
+    n: int,
+    *,
+    source: str | None = None,
+    restriction: bool = False,
+    language: str = "parity",
+    time_limit: float = 120.0,
+    lp: bool = True,
+    seed: int = 0,
+) -> SoftOutcome:
+    """Build and check a soft certificate for ``model`` at length ``n`` (module docstring)."""
+    t0 = time.perf_counter()
+    notes: list[str] = []
+    sens, closer, claims = sensitivity_claims(model, n, lp=lp)
     rest_claim = pair_claim = None
     found = None
     if restriction:

@@ -40,7 +40,6 @@ import numpy as np
 from flint import arb
 
 from attncert.errors import InputError, UnsupportedError
-from attncert.model.forward import forward
 from attncert.model.spec import Model, Readout
 from attncert.soft.certified import rigorous as R
 
@@ -62,7 +61,10 @@ class MeasuredCE:
 
 
 def _binary_ce(model: Model, strings: list[str], labels: np.ndarray) -> np.ndarray:
-    z = forward(model, strings).logits
+    from attncert.soft.sensitivity import final_activation  # the readout row only
+
+    tokens = np.array([model.encode(x) for x in strings], dtype=np.int64)
+    z = final_activation(model, tokens) @ model.readout.weight + model.readout.bias
     s = np.where(labels, 1.0, -1.0)
     return np.logaddexp(0.0, -s * z)  # −log σ(±z)
 

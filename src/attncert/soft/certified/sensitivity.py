@@ -120,12 +120,9 @@ class CertifiedSensitivity:
         steps = self.worst.prop.steps
         best = None
         for prev, cur in itertools.pairwise(steps):
-            if prev.other_readout > 0:
-                f = cur.other_readout / prev.other_readout
-            elif cur.other_readout > 0:
-                f = math.inf
-            else:
+            if prev.other_readout <= 0:  # the first attention creates the change from 0
                 continue
+            f = cur.other_readout / prev.other_readout
             if best is None or f > best[1]:
                 best = (cur, f)
         return best
