@@ -179,7 +179,7 @@ def erf_lower(x):
     kn = np.clip(np.ceil(-s), 0, top + 1).astype(np.int64)
     pos = np.where(s >= top, float(dn(1.0 - 2.0**-52)), elo[kp])
     neg = np.where(-s > top, -1.0, -ehi[kn])
-    return np.where(x >= 0, pos, neg)
+    return np.clip(np.where(x >= 0, pos, neg), -1.0, 1.0)  # |erf| ≤ 1
 
 
 def erf_upper(x):

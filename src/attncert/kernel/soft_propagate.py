@@ -163,14 +163,27 @@ def _ratio_max(e_lo, e_hi, v_lo, v_hi, val):
             break
         lam = np.maximum(lam, new)
         pick = np.where(val[..., None], e[..., None] * (v - lam), -np.inf).argmax(axis=1)
-    out = np.full(lam.shape, np.nan)
-    for margin in (2.0**-40, 2.0**-30, 2.0**-20, 2.0**-10):
-        cand = B.up(lam + margin * np.maximum(1.0, np.abs(lam)))
-        gap = B.up(v_hi - cand)
+    def f_up(lam_):  # F⁺(λ): Σ_w max_τ of the largest e·(v − λ) over the enclosures
+        gap = B.up(v_hi - lam_)
         term = np.where(gap >= 0, B.up(e_hi[..., None] * gap), B.up(e_lo[..., None] * gap))
-        f = B.sum_up(np.where(val[..., None], term, -np.inf).max(axis=1).T)
-        out = np.where(np.isnan(out) & (f <= 0), cand, out)
-    return out
+        return B.sum_up(np.where(val[..., None], term, -np.inf).max(axis=1).T)
+
+    # F⁺ is convex, decreasing with slope ≤ −S (S = Σ_w min_τ e_lo): Newton from λ*
+    s_min = B.psum_dn(np.where(val, e_lo, np.inf).min(axis=1))
+    f = f_up(lam)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base = B.up(lam + np.where(f > 0, B.up(f / s_min), 0.0))
+    out = np.full(lam.shape, np.nan)
+    for margin in (2.0**-44, 2.0**-36, 2.0**-28, 2.0**-20, 2.0**-10):
+        cand = B.up(base + margin * np.maximum(1.0, np.abs(base)))
+        ok = np.isfinite(cand) & (f_up(cand) <= 0)
+        out = np.where(np.isnan(out) & ok, cand, out)
+    lo, hi = np.where(f <= 0, out, lam), out  # bisection to the root of F⁺
+    for _ in range(40):
+        mid = 0.5 * lo + 0.5 * hi
+        ok = f_up(mid) <= 0
+        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
+    return hi
 
 
 def _exact(q, k, v, valid, beta, mask, queries):

@@ -27,7 +27,8 @@ from attncert.model.spec import Mask
 from attncert.soft.certified import rigorous as R
 
 _MAX_ITER = 60
-_MARGINS = (2.0**-40, 2.0**-30, 2.0**-20, 2.0**-10)
+_MARGINS = (2.0**-44, 2.0**-36, 2.0**-28, 2.0**-20, 2.0**-10)
+_BISECT = 40
 
 
 def _dinkelbach(e: np.ndarray, v: np.ndarray, val: np.ndarray, cnt: np.ndarray) -> np.ndarray:
@@ -50,19 +51,45 @@ def _dinkelbach(e: np.ndarray, v: np.ndarray, val: np.ndarray, cnt: np.ndarray) 
     return lam
 
 
+def _f_upper(e_lo, e_hi, v_hi, val, cnt, lam) -> np.ndarray:
+    """F⁺(λ) (C,): an upper bound of Σ_w cnt_w max_τ e_w(τ)(ṽ_w(τ) − λ) for every e, ṽ in
+    their enclosures (a term e·(v − λ) is largest at e_hi when v − λ ≥ 0, else at e_lo)."""
+    a = R.up(v_hi - lam)  # (W, K, C)
+    term = np.where(a >= 0, R.up(e_hi[..., None] * a), R.up(e_lo[..., None] * a))
+    term = np.where(val[..., None], term, -np.inf).max(axis=1)  # (W, C)
+    return R.sum_upper(R.up(term * cnt[:, None]).T)
+
+
 def _certify(e_lo, e_hi, v_hi, val, cnt, lam) -> np.ndarray:
-    """λ⁺ ≥ λ (C,) with F⁺(λ⁺) ≤ 0 certified; NaN where no margin worked."""
+    """λ⁺ ≥ λ (C,) with F⁺(λ⁺) ≤ 0 checked; NaN where it could not be certified.
+
+    F⁺ is convex and decreasing with slope ≤ −S, S = Σ_w cnt_w min_τ e_lo,w(τ) (each
+    term's slope is −e of the option it selects), so one Newton step
+    λ⁺ = λ + F⁺(λ)/S lands where F⁺ ≤ 0 in exact arithmetic; a few small margins absorb
+    the rounding of the check itself; bisection between λ and λ⁺ then finds the root of
+    F⁺ to 2⁻⁴⁰ relative (every accepted point is checked)."""
+    s_min = R.sum_down(np.where(val, e_lo, np.inf).min(axis=1) * cnt)
+    f = _f_upper(e_lo, e_hi, v_hi, val, cnt, lam)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.where(f > 0, R.up(f / s_min), 0.0)
+    base = R.up(lam + step)
     out = np.full(lam.shape, np.nan)
     for margin in _MARGINS:
-        cand = R.up(lam + margin * np.maximum(1.0, np.abs(lam)))
-        a = R.up(v_hi - cand)  # (W, K, C)
-        term = np.where(a >= 0, R.up(e_hi[..., None] * a), R.up(e_lo[..., None] * a))
-        term = np.where(val[..., None], term, -np.inf).max(axis=1)  # (W, C)
-        f_up = R.sum_upper(R.up(term * cnt[:, None]).T)
-        out = np.where(np.isnan(out) & (f_up <= 0), cand, out)
+        cand = R.up(base + margin * np.maximum(1.0, np.abs(base)))
+        ok = np.isfinite(cand) & (_f_upper(e_lo, e_hi, v_hi, val, cnt, cand) <= 0)
+        out = np.where(np.isnan(out) & ok, cand, out)
         if not np.any(np.isnan(out)):
             break
-    return out
+    # bisect down to the root of F⁺ (to 2⁻⁴⁰ relative): the bound then depends only on
+    # the enclosures, not on where Dinkelbach stopped
+    lo = np.where(f <= 0, out, lam)
+    hi = np.where(np.isnan(out), np.nan, out)
+    for _ in range(_BISECT):
+        mid = 0.5 * lo + 0.5 * hi
+        ok = _f_upper(e_lo, e_hi, v_hi, val, cnt, mid) <= 0
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+    return hi
 
 
 def _ratio_max(e_lo, e_hi, v_lo, v_hi, val, cnt) -> np.ndarray:

@@ -303,7 +303,7 @@ def erf_bounds(x_lo: np.ndarray, x_hi: np.ndarray) -> tuple[np.ndarray, np.ndarr
     def upper(x):  # erf(x) ≤ this
         return -lower(-x)
 
-    return lower(x_lo), upper(x_hi)
+    return np.clip(lower(x_lo), -1.0, 1.0), np.clip(upper(x_hi), -1.0, 1.0)  # |erf| ≤ 1
 
 
 def sqrt_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
