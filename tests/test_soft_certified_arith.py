@@ -35,7 +35,10 @@ def _exact_dot(a: np.ndarray, b: np.ndarray) -> arb:
 @pytest.mark.parametrize("exp_fn", [R.exp_le0_bounds, KB.exp_le0], ids=["certifier", "kernel"])
 def test_exp_enclosures_contain_arb(exp_fn):
     x = -np.concatenate(
-        [np.abs(RNG.standard_normal(400)) * np.exp(RNG.uniform(-30, 4.2, 400)), [0.0, 64.0, 63.99999, 700.0]]
+        [
+            np.abs(RNG.standard_normal(400)) * np.exp(RNG.uniform(-30, 4.2, 400)),
+            [0.0, 64.0, 63.99999, 700.0],
+        ]
     )
     lo, hi = exp_fn(x, x)
     ctx.prec = 200
@@ -52,8 +55,10 @@ def test_exp_enclosures_contain_arb(exp_fn):
 
 def test_erf_enclosures_contain_arb():
     x = np.concatenate([RNG.standard_normal(300) * 3, [0.0, 6.0, -6.0, 7.5, -30.0]])
-    for lower, upper in ((lambda v: R.erf_bounds(v, v)[0], lambda v: R.erf_bounds(v, v)[1]),
-                         (KB.erf_lower, KB.erf_upper)):
+    for lower, upper in (
+        (lambda v: R.erf_bounds(v, v)[0], lambda v: R.erf_bounds(v, v)[1]),
+        (KB.erf_lower, KB.erf_upper),
+    ):
         lo, hi = lower(x), upper(x)
         ctx.prec = 200
         try:
@@ -157,7 +162,9 @@ def test_activation_ranges_and_slopes_are_sound(kind, impl):
         for i in range(0, 300, 3):
             xs = np.linspace(a[i], b[i], 9)
             vals = [
-                _act(kind, arb(float(x))) if kind is not Activation.RELU else arb(max(float(x), 0.0))
+                _act(kind, arb(float(x)))
+                if kind is not Activation.RELU
+                else arb(max(float(x), 0.0))
                 for x in xs
             ]
             assert all(_within(lo[i], v, hi[i]) for v in vals)

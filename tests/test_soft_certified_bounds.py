@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 import pytest
+from test_model_v2 import v2_model
 
 from attncert.kernel import soft as K
 from attncert.kernel import soft_propagate as KP
@@ -23,8 +24,6 @@ from attncert.soft.certified.fractional import first_layer_range
 from attncert.soft.certified.propagate import propagate, restriction_inputs
 from attncert.soft.certified.restriction import certify
 from attncert.soft.certified.sensitivity import certify_sensitivity
-
-from test_model_v2 import v2_model
 
 
 def _models_default():
@@ -42,10 +41,18 @@ def _models_default():
 def _models_sweep():
     out = []
     for seed in range(8):
-        out.append(random_model(1 + seed % 2, 1 + seed % 3, 6 + 2 * (seed % 3), kind="softmax", seed=seed))
+        out.append(
+            random_model(1 + seed % 2, 1 + seed % 3, 6 + 2 * (seed % 3), kind="softmax", seed=seed)
+        )
         out.append(
             random_model(
-                2, 2, 6, kind="softmax", seed=100 + seed, mask=[Mask.NONE, Mask.FUTURE][seed % 2], eos="E"
+                2,
+                2,
+                6,
+                kind="softmax",
+                seed=100 + seed,
+                mask=[Mask.NONE, Mask.FUTURE][seed % 2],
+                eos="E",
             )
         )
     for seed, kw in enumerate(
@@ -58,7 +65,12 @@ def _models_sweep():
         ]
     ):
         out.append(v2_model(10 + seed, **kw))
-    out += [zoo_model("soft_parity"), zoo_model("soft_parity_lm"), zoo_model("soft_dyck2_lm"), zoo_model("soft_parity_ln")]
+    out += [
+        zoo_model("soft_parity"),
+        zoo_model("soft_parity_lm"),
+        zoo_model("soft_dyck2_lm"),
+        zoo_model("soft_parity_ln"),
+    ]
     return out
 
 
@@ -122,7 +134,11 @@ def _check_restrictions(model, n, strings, z, rng, tries=6):
         free = rng.random(n) < 0.35
         rho = "".join("*" if f else c for c, f in zip(base, free, strict=True))
         decision, p = certify(model, rho)
-        comp = [k for k, s in enumerate(strings) if all(a in ("*", b) for a, b in zip(rho, s, strict=True))]
+        comp = [
+            k
+            for k, s in enumerate(strings)
+            if all(a in ("*", b) for a, b in zip(rho, s, strict=True))
+        ]
         for k in comp:
             assert _within(model, strings[k], z[k], p.z_lo, p.z_hi)
             if decision is not None:
@@ -163,7 +179,9 @@ def test_fractional_program_is_exact_against_enumeration():
         v = rng.standard_normal((n_tok, kk, c))
         valid = np.ones((n_tok, kk), dtype=bool)
         valid[2, 2] = False
-        lo, hi = first_layer_range((q, q), (k, k), (v, v), valid, (1.0, 1.0), Mask.NONE, np.array([0]))
+        lo, hi = first_layer_range(
+            (q, q), (k, k), (v, v), valid, (1.0, 1.0), Mask.NONE, np.array([0])
+        )
         best_hi, best_lo = np.full(c, -np.inf), np.full(c, np.inf)
         for qi in range(kk):
             opts = [range(kk) if j else [qi] for j in range(w)]
@@ -172,7 +190,9 @@ def test_fractional_program_is_exact_against_enumeration():
                     continue
                 s = np.array([q[0, qi] @ k[j, t] for j, t in enumerate(choice)])
                 e = np.exp(s - s.max())
-                avg = (e[:, None] * np.array([v[j, t] for j, t in enumerate(choice)])).sum(0) / e.sum()
+                avg = (e[:, None] * np.array([v[j, t] for j, t in enumerate(choice)])).sum(
+                    0
+                ) / e.sum()
                 best_hi, best_lo = np.maximum(best_hi, avg), np.minimum(best_lo, avg)
         assert np.all(hi[0] >= best_hi) and np.all(lo[0] <= best_lo)
         assert np.allclose(hi[0], best_hi, atol=1e-3) and np.allclose(lo[0], best_lo, atol=1e-3)
@@ -199,7 +219,10 @@ def test_one_key_weight_bound_is_attained():
     layer = dataclasses.replace(m.layers[0], heads=(head,))
     model = dataclasses.replace(m, embedding=dataclasses.replace(emb, word=word), layers=(layer,))
     n = 50
-    p = propagate(model, dataclasses.replace(restriction_inputs(model, "*" * n), changeable=np.ones(n, dtype=bool)))
+    p = propagate(
+        model,
+        dataclasses.replace(restriction_inputs(model, "*" * n), changeable=np.ones(n, dtype=bool)),
+    )
     delta = 3.0
     exact = np.exp(delta) / (np.exp(delta) + n - 1)
     assert exact <= max(p.alpha_readout) <= exact * (1 + 2**-14)

@@ -442,6 +442,15 @@ def _floor_applies(floor, readout, model: Model):
 def _check_floor(floor, b_claim: float, n: int, tol: float):
     kind = _field(floor, "kind", str, "sensitivity.floor")
     nats = _field(floor, "nats", float, "sensitivity.floor")
+    old = ctx.prec
+    ctx.prec = 200
+    try:
+        return _floor_at_200(floor, kind, nats, b_claim, n, tol)
+    finally:
+        ctx.prec = old
+
+
+def _floor_at_200(floor, kind, nats, b_claim, n, tol):
     term = (1 + (-arb(b_claim) / 2).exp()).log()
     if kind == "parity":
         derived = B.ball(term)[0]
@@ -451,9 +460,16 @@ def _check_floor(floor, b_claim: float, n: int, tol: float):
         if not (num.isdigit() and (den == "" or den.isdigit())):
             return f"p = {p!r} is not a fraction"
         pa = arb(int(num)) / (int(den) if den else 1)
-        derived = B.ball((1 - pa) * _unbalanced(pa, n) * term)[0]
+        if not 0 < pa < arb(1) / 2:
+            return f"p = {p} is outside (0, 1/2)"
+        pu = _unbalanced(pa, n)
+        pu_claim = _field(floor, "P_U", float, "sensitivity.floor")
+        if not (B.ball(pu)[0] - tol <= pu_claim <= B.ball(pu)[1]):
+            return f"claimed P(U_n) = {pu_claim!r} is not the certified {pu}"
+        derived = B.ball((1 - pa) * pu * term)[0]
     else:
         return f"unknown floor kind {kind!r}"
+    derived = max(derived, 0.0)  # an excess over the optimum is never negative
     if nats > derived:
         return f"claimed floor {nats!r} nats exceeds the certified {derived!r}"
     if derived - nats > tol * max(1.0, derived):

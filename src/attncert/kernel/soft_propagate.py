@@ -163,6 +163,7 @@ def _ratio_max(e_lo, e_hi, v_lo, v_hi, val):
             break
         lam = np.maximum(lam, new)
         pick = np.where(val[..., None], e[..., None] * (v - lam), -np.inf).argmax(axis=1)
+
     def f_up(lam_):  # F⁺(λ): Σ_w max_τ of the largest e·(v − λ) over the enclosures
         gap = B.up(v_hi - lam_)
         term = np.where(gap >= 0, B.up(e_hi[..., None] * gap), B.up(e_lo[..., None] * gap))

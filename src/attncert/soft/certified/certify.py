@@ -66,15 +66,21 @@ class SoftOutcome:
 
     @property
     def verdict(self) -> str:
-        """CERTIFIED (checked, with a free position), CERTIFIED-TRIVIAL (checked, but no
-        restriction with a free position was found or asked for), REJECTED, UNDECIDED."""
+        """CERTIFIED (checked; with a restriction: a free position and a misclassified
+        pair), CERTIFIED-TRIVIAL (checked, but the restriction has no free position or no
+        pair of different membership was found: nothing about misclassification),
+        REJECTED (the checker refused), UNDECIDED (no certified restriction within the
+        time limit, or a pair's sign that arb could not decide)."""
         if not self.check.accepted:
             return "REJECTED"
-        if self.certificate.restriction is not None and self.certificate.restriction.rho.count("*"):
-            return "CERTIFIED"
-        if self.restriction is None and any("undecided" in n for n in self.notes):
+        if self.restriction is None and not any("no restriction" in n for n in self.notes):
+            return "CERTIFIED"  # no restriction was asked for
+        if any(n.startswith("undecided") for n in self.notes):
             return "UNDECIDED"
-        return "CERTIFIED-TRIVIAL" if self.certificate.restriction is not None else "CERTIFIED"
+        cert = self.certificate
+        if cert.restriction is None or not cert.restriction.rho.count("*") or cert.pair is None:
+            return "CERTIFIED-TRIVIAL"
+        return "CERTIFIED"
 
 
 MARGIN = 2.0**-30  # claims are widened by this relative amount (see ``widen``)

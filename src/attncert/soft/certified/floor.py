@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import arb
+from flint import arb, ctx
 
 from attncert.errors import InputError, UnsupportedError
 from attncert.model.spec import Model, Readout
@@ -154,6 +154,11 @@ def unbalanced_closing_probability(p: Fraction, n: int) -> tuple[float, float]:
 def dyck_floor(bound_g: float, p: Fraction, n: int) -> tuple[float, float]:
     """(P(U_n) lower bound, excess floor): E[CE] − optimal ≥ (1 − p)·P(U_n)·log(1 + e^{−B_g/2})."""
     pu_lo, _ = unbalanced_closing_probability(p, n)
-    pa = arb(p.numerator) / p.denominator
-    floor = (1 - pa) * arb(pu_lo) * (1 + (-arb(bound_g) / 2).exp()).log()
-    return pu_lo, R.arb_lower(floor)
+    old = ctx.prec
+    ctx.prec = 200  # the floor may be tiny (e^{−B/2}); keep it resolved and positive
+    try:
+        pa = arb(p.numerator) / p.denominator
+        floor = (1 - pa) * arb(pu_lo) * (1 + (-arb(bound_g) / 2).exp()).log()
+        return pu_lo, max(R.arb_lower(floor), 0.0)
+    finally:
+        ctx.prec = old

@@ -313,8 +313,12 @@ def sqrt_bounds(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def log1p_exp_neg_half_lower(b: float) -> float:
     """A float ≤ log(1 + e^{−b/2}) (the cross-entropy floor of Theorem 6 for bound b)."""
-    x = arb_of(b)
-    return arb_lower((1 + (-x / 2).exp()).log())
+    old = ctx.prec
+    ctx.prec = 200
+    try:
+        return max(arb_lower((1 + (-arb_of(b) / 2).exp()).log()), 0.0)
+    finally:
+        ctx.prec = old
 
 
 LOG2_UPPER = float(up(math.log(2.0)))
