@@ -200,11 +200,12 @@ def test_bad_input_exits_2(capsys, tmp_path, monkeypatch, argv, message):
 
 
 def test_usage_errors_exit_2(capsys):
-    for argv in (["run", "zoo:ones_star"], ["zoo"], ["info"]):
-        with pytest.raises(SystemExit) as exc:
-            main(argv)
-        assert exc.value.code == 2
-        assert "Traceback" not in capsys.readouterr().err
+    """Usage errors: status 2 (returned, not raised) and one line pointing to --help."""
+    for argv in (["run", "zoo:ones_star"], ["zoo"], ["info"], ["certify", "--n", "x"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert f"attncert {argv[0]}: error:" in err and "--help" in err
 
 
 def test_real_entry_point_prints_no_traceback(tmp_path):

@@ -20,6 +20,20 @@ from attncert.compile.agreement import all_strings, disagreements, node_outputs
 from attncert.errors import UnsupportedError
 from attncert.logic import LIBRARY, evaluate_batch
 
+__implements__ = (
+    "Yang Lemma 9",
+    "Yang Theorem 12",
+    "Yang Theorem 13",
+    "Yang Theorem 15",
+    "Yang Theorem 16",
+    "Yang Corollary 17",
+    "Yang Corollary 18",
+    "Yang Theorem 20",
+    "Yang Theorem 21",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
+
 CASES = [(name, reg) for name, nf in LIBRARY.items() for reg in nf.regimes()]
 
 

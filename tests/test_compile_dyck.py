@@ -28,6 +28,8 @@ from attncert.languages import Dyck
 from attncert.model import forward, forward_exact, load_model, save_model, zoo_model, zoo_names
 from attncert.model.spec import Head, Layer, Model, Temperature
 
+__implements__ = ("Yang Theorem 26",)
+
 ALPHABET = "()[]"
 
 

@@ -138,3 +138,10 @@ def test_too_low_temperature_fails_where_the_gap_predicts():
 def test_parse_is_the_public_entry():
     m = compile_formula(parse("Q_a S Q_b"), regime="unbounded", alphabet="abc")
     assert m.meta["heads"][0]["role"] == "since"
+
+
+def test_library_regime_names_are_the_compilers():
+    from attncert.compile.regime import Regime
+
+    names = {r for nf in LIBRARY.values() for r in nf.regimes()}
+    assert names == {r.value for r in Regime}

@@ -20,6 +20,13 @@ from attncert.errors import ParameterError, UnsupportedError
 from attncert.logic import LIBRARY, holds
 from attncert.model import accepts_exact, forward, forward_exact, zoo_model
 
+__implements__ = (
+    "Yang Definition 5",
+    "Yang Lemma 24",
+    "Yang Lemma 25",
+    "Yang Theorem 26",
+)
+
 
 def _hard(name: str, regime: str = "unbounded"):
     nf = LIBRARY[name]

@@ -25,6 +25,8 @@ from attncert.languages.distributions import (
     theorem6_distribution,
 )
 
+__implements__ = ("Hahn Theorem 6",)
+
 P = ParityDistribution("1/4")
 DY = DyckDistribution("3/10")
 DELTA = 1e-6

@@ -12,6 +12,18 @@ from attncert.hard.pipeline import CertificationFailed, certify
 from attncert.languages import language
 from attncert.model import forward_exact, random_model, zoo_model
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Corollary 2",
+    "Hahn Lemma 4",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Lemma 4",
+    "Hahn Definition 3",
+    "Hahn eq. (4)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 eq. (1)",
+)
+
 CASES = [
     # (layers, heads, d, kind, mask, seed, n)
     (1, 1, 8, "leftmost", "none", 0, 8),
@@ -201,14 +213,31 @@ def test_every_length_up_to_14(kind):
 
 def test_time_limit_returns_the_best_restriction_so_far(capsys):
     """A MaxSAT search stopped by the time limit still yields a checked certificate, and
-    says that it is not proved optimal."""
+    says that it is not proved optimal. Robust to machine load: RC2 needs about a second
+    on layer 1 here (more on a busy machine), and an optimum counts only if it was reached
+    before the deadline (the solver's own record, checked below), so a slow machine can
+    only make the time limit more certainly hit."""
     from attncert.cli.main import main
 
     model = random_model(2, 2, 8, seed=0)
     cert = certify(model, n=256, language="parity", time_limit=0.05)
     stage3 = [layer["stage3"] for layer in cert.trace["layers"] if "stage3" in layer]
     assert any(s.get("timeout") and s["optimal"] is False for s in stage3), stage3
+    for s in stage3:
+        # every phase looked at the deadline when it started: its budget is the time left,
+        # so the budgets shrink phase after phase and none exceeds the call's limit
+        phases = s["phases"]
+        names = [p["phase"] for p in phases]
+        assert names in (["first model", "minimise", "search"], ["first model", "search"])
+        budgets = [p["budget"] for p in phases]
+        assert all(b is not None for b in budgets) and budgets == sorted(budgets, reverse=True)
+        if s.get("timeout"):
+            assert budgets[0] <= s["timeout"]
+            assert phases[-1]["stopped_by_deadline"], phases  # the search ran to the deadline
+        else:
+            assert s["optimal"] is True and not phases[-1]["stopped_by_deadline"]
     assert check(cert, model).accepted
-    assert main(["certify", "zoo:random-L2-H2-d16", "--n", "256", "--time-limit", "0.01"]) == 0
+    # the bundled model's decision is constant on the restriction: CERTIFIED-TRIVIAL (exit 4)
+    assert main(["certify", "zoo:random-L2-H2-d16", "--n", "256", "--time-limit", "0.01"]) == 4
     out = capsys.readouterr().out
     assert "CERTIFIED" in out

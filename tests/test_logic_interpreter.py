@@ -15,6 +15,12 @@ from attncert.logic import LIBRARY, count_values, evaluate, evaluate_batch, hold
 from attncert.logic import syntax as s
 from attncert.logic.numpred import PREDICATES
 
+__implements__ = (
+    "Yang Definition 10",
+    "Yang Definition 14",
+    "Yang Definition 19",
+)
+
 
 def words(alphabet: str, max_len: int):
     for n in range(1, max_len + 1):

@@ -11,6 +11,12 @@ from attncert.logic import parse, to_text
 from attncert.logic import syntax as s
 from attncert.logic.parser import FormulaSyntaxError
 
+__implements__ = (
+    "Yang Definition 10",
+    "Yang Definition 14",
+    "Yang Definition 19",
+)
+
 
 @settings(max_examples=400, deadline=None)
 @given(formulas("ab()01", max_leaves=12))

@@ -23,6 +23,12 @@ from attncert.proofcheck import check_artifact
 from attncert.proofcheck.kinds.tieless_simulation import _decimal_up, first_difference
 from attncert.proofcheck.manifest import sha256_file
 
+__implements__ = (
+    "Yang Theorem 26",
+    "Yang Lemma 24",
+    "Yang Lemma 25",
+)
+
 REPO = Path(__file__).resolve().parents[1]
 NAME = "yang2024/theorem26/dyck2-program"
 ART = REPO / "proofs" / NAME

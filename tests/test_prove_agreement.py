@@ -27,6 +27,21 @@ from attncert.model import forward
 from attncert.model.spec import FeedForward, Layer, Temperature
 from attncert.prove import prove_agreement, recheck
 
+__implements__ = (
+    "Yang Lemma 6",
+    "Yang Lemma 9",
+    "Yang Theorem 12",
+    "Yang Theorem 13",
+    "Yang Theorem 15",
+    "Yang Theorem 16",
+    "Yang Corollary 17",
+    "Yang Corollary 18",
+    "Yang Theorem 20",
+    "Yang Theorem 21",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
+
 ALL = [(name, reg) for name, nf in LIBRARY.items() for reg in nf.regimes()]
 TEMPERATURE = [(name, "temperature") for name in LIBRARY]
 
@@ -153,14 +168,15 @@ def test_bad_input():
 def test_cli_exit_codes(tmp_path, capsys):
     assert main(["prove", "Q_a S Q_b", "--alphabet", "abc", "--max-len", "4", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "proved for n = 1..4" in out
+    assert "CERTIFIED (proved) for n = 1..4" in out
     path = tmp_path / "since.json"
     assert main(["compile", "Q_a S Q_b", "--alphabet", "abc", "-o", str(path)]) == 0
     capsys.readouterr()
     code = main(["prove", "Q_a U Q_b", "--model", str(path), "--max-len", "3", "--json"])
     assert code == 1
     data = json.loads(capsys.readouterr().out)
-    assert data["verdict"] == "counterexample" and data["counterexample"]["string"]
+    assert data["verdict"] == "REFUTED" and data["outcome"] == "counterexample"
+    assert data["counterexample"]["string"]
     assert main(["prove", "Q_a S", "--max-len", "3"]) == 2
     assert main(["prove", "parity", "--library", "--max-len", "0"]) == 2
 

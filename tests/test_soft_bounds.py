@@ -25,6 +25,12 @@ from attncert.model.forward import forward_tokens
 from attncert.soft import bounds as B
 from attncert.soft.sensitivity import _tokens, exhaustive_sensitivity
 
+__implements__ = (
+    "Hahn Lemma 5",
+    "Hahn S2 eq. (34)",
+    "Hahn S2 eq. (35)",
+)
+
 
 def _small_soft(
     seed: int, layers: int = 2, heads: int = 2, d: int = 6, scale: float = 0.1

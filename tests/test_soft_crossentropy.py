@@ -18,6 +18,12 @@ from attncert.soft.crossentropy import (
 )
 from attncert.soft.missing_term import missing_term_table, pair_terms
 
+__implements__ = (
+    "Hahn Theorem 6",
+    "Hahn S2 eq. (34)",
+    "Hahn S2 eq. (35)",
+)
+
 PAR = ParityDistribution("1/4")
 DYCK = DyckDistribution("3/10")
 PAR_LM = zoo_model("soft_parity_lm")

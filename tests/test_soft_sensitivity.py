@@ -17,6 +17,8 @@ from attncert.soft.sensitivity import (
     sensitivity_profile,
 )
 
+__implements__ = ("Hahn Lemma 5",)
+
 MODELS = [
     random_model(1, 1, 6, kind="softmax", seed=11),
     random_model(2, 2, 8, kind="softmax", seed=3),

@@ -16,6 +16,18 @@ from attncert.symbolic.prover import prove
 from attncert.symbolic.rigorous import decide, to_arb
 from attncert.symbolic.runner import Verdict, check_claim, check_claims
 
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn eq. (8)",
+    "Hahn eq. (9)",
+    "Hahn eq. (10)",
+    "Hahn eq. (12)",
+    "Hahn S1 Lemma 17",
+    "Hahn S1 Lemma 21",
+    "Hahn S1 Lemma 22",
+    "Hahn S1 Lemma 23",
+)
+
 #: The claims the checker must find false as written (the finding of issue 4).
 EXPECTED_REFUTED = {
     "def5.suggested-choice",  # supplement: 2η = 1 − 2C′/C gives η ≤ 0 when C′/C ≥ ½
@@ -24,6 +36,8 @@ EXPECTED_REFUTED = {
     "stage2.choice-of-k[extract]",
     "stage3.chernoff[Definition 5 range δ>0]",  # Chernoff (8) needs δ ≤ 1
     "stage3.independent-events[as written]",  # ≤ d dependencies ⇒ only ≥ k/(d+1)
+    "stage2.subsequence-exists[paper]",  # activations sharing inputs: no private inputs
+    "stage3.neighbour-events[paper]",  # f counts neighbouring heads, each has 2^c events
 }
 
 

@@ -19,6 +19,15 @@ from attncert.symbolic.constants import (
 )
 from attncert.symbolic.params import default_def5
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn eq. (11)",
+    "Hahn eq. (12)",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Definition 5",
+    "Hahn S1 eq. (4)",
+)
+
 mpmath.iv.dps = 60
 
 
@@ -192,9 +201,20 @@ def test_cli_lll_exit_codes_and_json(capsys):
         assert set(c) >= {"id", "version", "source", "general", "concrete", "general_evidence"}
     assert "def5.suggested-choice" in d["refuted"]
     assert d["constants"]["supplement"]["checks"]["eq12_at_k_eq12"] is True
-    ign = ["--ignore", "def5.suggested-choice", "--ignore", "stage3.independent-events[as written]"]
+    ign = [
+        "--ignore",
+        "def5.suggested-choice",
+        "--ignore",
+        "stage3.independent-events[as written]",
+        "--ignore",
+        "stage2.subsequence-exists[paper]",
+        "--ignore",
+        "stage3.neighbour-events[paper]",
+    ]
     assert main([*argv, *ign]) == 0
-    assert "refuted at these parameters" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "refuted at these parameters" in out
+    assert "claims in general: " in out and "undecided 0" in out
     assert main(["lll", "--c", "1", "--H", "2", "--C", "0.9", "--C-prime", "0.5", *ign]) == 1
     assert main([*argv, "--eta", "0.5"]) == 2
     assert "η ∈ (0, ½)" in capsys.readouterr().err

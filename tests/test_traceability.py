@@ -1,18 +1,20 @@
-"""docs/traceability.md is generated and up to date (issue 8); its links are found in the
-right places and its gaps are listed."""
+"""docs/traceability.md is generated from explicit annotations and up to date; every numbered
+result has code and a test or a reasoned "not applicable" entry; no annotation names an
+unknown result; no row loses a link the baseline records (issue 16 item 3)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from attncert.proofcheck.traceability import ITEMS, main, render
+from attncert.proofcheck.results import RESULTS
+from attncert.proofcheck.traceability import main, problems, render, scan
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _row(text: str, section: str, label: str) -> str:
-    part = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
-    return next(line for line in part.splitlines() if line.startswith(f"| {label} |"))
+def _row(text: str, label: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"| {label} |"))
 
 
 def test_generated_file_is_up_to_date() -> None:
@@ -23,19 +25,52 @@ def test_generated_file_is_up_to_date() -> None:
     assert main(["--root", str(REPO), "--check"]) == 0
 
 
-def test_links_and_gaps() -> None:
+def test_every_result_is_covered_or_reasoned_and_no_row_regresses() -> None:
+    assert problems(REPO) == []
     text = render(REPO)
-    for item in ITEMS:
-        assert f"| {item.label} | {item.title} |" in text
-    t1 = _row(text, "Hahn 2020, §5", "Theorem 1")
-    assert "`attncert.hard." in t1 and "proofs/hahn2020/theorem1/parity-random" in t1
-    eq12 = _row(text, "Hahn 2020, §5", "eq. (12)")
-    assert "attncert.symbolic" in eq12 and "proofs/hahn2020/lemma4-lll/c1-H2-C1-Cp1_2" in eq12
-    # Hahn's S1 Lemma 6 and Yang's Lemma 6 are different results, searched in different code
-    assert "attncert.compile" not in _row(text, "Hahn 2020 supplement, S1", "Lemma 6")
-    assert "attncert.hard" not in _row(text, "Yang, Strobl, Chiang, Angluin, §3", "Lemma 6")
-    gaps = text.split("## Gaps", 1)[1]
-    assert "**eq. (4)**: no code" in gaps  # an honest gap stays visible
+    for r in RESULTS:
+        assert f"| {r.label} | {r.title} |" in text
+    assert "(100.0 %)" in text or "have code and a test" in text
+
+
+def test_links_come_from_annotations() -> None:
+    links = scan(REPO)
+    row = links.row(next(r for r in RESULTS if r.name == "Yang Proposition 11"))
+    assert "attncert.compile.first_last" in row["code"]
+    assert any("test_yang_section3_4.py::test_proposition11" in t for t in row["tests"])
+    assert "proofs/yang2024/proposition11/first-future-masked" in row["artifacts"]
+    # Hahn's S1 Lemma 6 and Yang's Lemma 6 are different results with different code
+    s1 = links.row(next(r for r in RESULTS if r.name == "Hahn S1 Lemma 6"))["code"]
+    y6 = links.row(next(r for r in RESULTS if r.name == "Yang Lemma 6"))["code"]
+    assert not set(s1) & set(y6)
+    t1 = _row(render(REPO), "Theorem 1")
+    assert "attncert.hard.pipeline" in t1
+
+
+def _tree(tmp_path: Path) -> Path:
+    for name in ("src", "notebooks", "proofs"):
+        (tmp_path / name).symlink_to(REPO / name)
+    shutil.copytree(
+        REPO / "tests", tmp_path / "tests", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "traceability-baseline.json", tmp_path / "docs")
+    return tmp_path
+
+
+def test_a_lost_test_link_and_an_unknown_name_fail(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    lemmas = root / "tests" / "test_yang_lemmas.py"
+    lemmas.write_text(
+        lemmas.read_text(encoding="utf-8").replace('@implements("Yang Lemma 7")', ""),
+        encoding="utf-8",
+    )
+    extra = root / "tests" / "test_zz_unknown.py"
+    extra.write_text('__implements__ = ("Hahn Theorem 7",)\n', encoding="utf-8")
+    found = problems(root)
+    assert any("Yang Lemma 7" in p and "neither code + test" in p for p in found)
+    assert any("Yang Lemma 7" in p and "lost its tests" in p for p in found)
+    assert any("unknown result 'Hahn Theorem 7'" in p for p in found)
 
 
 def test_check_mode_detects_staleness(tmp_path: Path, capsys) -> None:

@@ -15,10 +15,22 @@ _LAZY = {
     "Model": "attncert.model",
     "load_model": "attncert.model",
     "save_model": "attncert.model",
+    "model_from_arrays": "attncert.model",
+    "model_from_torch": "attncert.model",
+    "model_to_arrays": "attncert.model",
+    "model_from_dict": "attncert.model",
+    "model_to_dict": "attncert.model",
     "forward": "attncert.model",
     "forward_exact": "attncert.model",
+    "accepts": "attncert.model",
+    "accepts_exact": "attncert.model",
+    "forward_rigorous": "attncert.kernel.forward",
+    "harden": "attncert.model",
     "zoo_model": "attncert.model",
+    "zoo_names": "attncert.model",
     "random_model": "attncert.model",
+    "language": "attncert.languages",
+    "parse": "attncert.logic",
     "certify": "attncert.hard.pipeline",
     "check": "attncert.hard.checker",
     "Certificate": "attncert.hard",
@@ -26,9 +38,13 @@ _LAZY = {
     "compile_formula": "attncert.compile",
     "prove_agreement": "attncert.prove",
 }
+# sub-packages that are themselves the entry point (``attncert.sweep(...)`` is callable)
+_MODULES = {"sweep": "attncert.sweep"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'attncert' has no attribute {name!r}")
@@ -36,4 +52,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_MODULES])

@@ -13,6 +13,7 @@ import importlib
 import os
 import pkgutil
 import sys
+from typing import NoReturn
 
 from attncert.errors import AttncertError
 
@@ -22,8 +23,22 @@ EXIT_BAD_INPUT = 2
 EXIT_UNKNOWN = 3
 
 
+class _UsageError(Exception):
+    """A command line argparse could not accept (reported by :func:`main`, status 2)."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog = prog
+        self.message = message
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse exits with status 2 on usage errors, which matches our convention."""
+    """Usage errors (unknown option, a value out of range, …) become one line pointing to
+    ``--help`` and exit status 2, like every other bad input; :func:`main` returns the
+    status instead of raising ``SystemExit``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(self.prog, message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as err:
+        print(f"{err.prog}: error: {err.message} (see {err.prog} --help)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
@@ -52,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except AttncertError as err:
         print(f"attncert {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:  # a safety net: the documented limits (attncert.limits) come first
+        print(
+            f"attncert {args.command}: error: out of memory: the request is larger than this "
+            "machine can hold (the size limits are documented in attncert.limits)",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("attncert: interrupted", file=sys.stderr)

@@ -19,12 +19,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+
+from attncert.model.spec import Temperature
+
+__implements__ = (
+    "Yang Lemma 6",
+    "Yang Lemma 7",
+    "Yang Lemma 8",
+)
 
 Bound = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 N_CHECK = 4096
+
+
+def temperature_record(t: Temperature, reason: str) -> dict[str, Any]:
+    """The ``temperature`` entry of a head record: β(N) as data, as a sympy-parsable
+    string in N, and the reason it was chosen."""
+    return {**t.to_dict(), "beta": _beta_text(t), "reason": reason}
+
+
+def _beta_text(t: Temperature) -> str:
+    parts = [repr(t.coef)]
+    if t.n_power:
+        parts.append(f"N**{t.n_power:g}")
+    if t.log_power:
+        parts.append(f"log(N)**{t.log_power:g}")
+    return "*".join(parts)
 
 
 def geometric(r: np.ndarray) -> np.ndarray:

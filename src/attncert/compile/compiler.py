@@ -33,13 +33,28 @@ from collections.abc import Iterable
 from typing import Any
 
 from attncert.compile import bounds
+from attncert.compile.bounds import temperature_record
 from attncert.compile.builder import Builder, HeadSpec
+from attncert.compile.counting import CountCompiler
 from attncert.compile.regime import Regime
 from attncert.errors import SpecError, UnsupportedError
 from attncert.logic import syntax as s
 from attncert.logic.numpred import predicate
 from attncert.logic.printer import to_text
 from attncert.model.spec import Mask, Model, Temperature
+
+__implements__ = (
+    "Yang Lemma 8",
+    "Yang Lemma 9",
+    "Yang Theorem 12",
+    "Yang Theorem 13",
+    "Yang Theorem 15",
+    "Yang Theorem 16",
+    "Yang Corollary 17",
+    "Yang Corollary 18",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
 
 META_VERSION = 1
 # Expressions in the head records are sympy-parsable with these names as Symbols
@@ -59,19 +74,6 @@ SYMBOLS = {
 ERROR_TARGET = 0.125  # off-target mass allowed per Boolean head (rounding needs < ¼)
 
 
-def temperature_record(t: Temperature, reason: str) -> dict[str, Any]:
-    return {**t.to_dict(), "beta": _beta_text(t), "reason": reason}
-
-
-def _beta_text(t: Temperature) -> str:
-    parts = [repr(t.coef)]
-    if t.n_power:
-        parts.append(f"N**{t.n_power:g}")
-    if t.log_power:
-        parts.append(f"log(N)**{t.log_power:g}")
-    return "*".join(parts)
-
-
 class FormulaCompiler:
     """One compilation: formula → :class:`Model` (see module docstring)."""
 
@@ -85,8 +87,6 @@ class FormulaCompiler:
         self.heads: list[dict[str, Any]] = []
         self.helpers: dict[str, int] = {}
         self.kappa = 3.0  # score scale of the unbounded regime's heads (β = 1)
-        from attncert.compile.counting import CountCompiler
-
         self.counting = CountCompiler(self)
 
     # ----- helpers ---------------------------------------------------------------------

@@ -25,19 +25,53 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from attncert.compile import bounds
-from attncert.compile.builder import HeadSpec
+from attncert.compile.bounds import temperature_record
+from attncert.compile.builder import Builder, HeadSpec
+from attncert.compile.regime import Regime
+from attncert.errors import UnsupportedError
 from attncert.logic import syntax as s
 from attncert.logic.numpred import predicate
 from attncert.logic.printer import to_text
 from attncert.model.spec import Mask, Temperature
 
-if TYPE_CHECKING:
-    from attncert.compile.compiler import FormulaCompiler
+__implements__ = (
+    "Yang Lemma 7",
+    "Yang Theorem 20",
+    "Yang Theorem 21",
+    "Yang Corollary 22",
+    "Yang Corollary 23",
+)
 
 TARGET = 0.125
+
+
+class Host(Protocol):
+    """What the counting compiler uses of the formula compiler that owns it
+    (:class:`attncert.compile.compiler.FormulaCompiler`): the formula, the regime, the
+    model builder and the coordinate bookkeeping. Stated here so that this module does
+    not import the compiler, which imports it."""
+
+    formula: s.Formula
+    regime: Regime
+    b: Builder
+    helpers: dict[str, int]
+
+    def lvl(self, *coords: int) -> int: ...
+
+    def pe(self, combo: dict[str, float], label: str | None = None) -> int: ...
+
+    def new(self, label: str, level: int) -> int: ...
+
+    def round_into(self, level: int, z: dict[int, float], zbias: float, coord: int) -> None: ...
+
+    def add_head(self, level: int, head: HeadSpec) -> None: ...
+
+    def node(self, f: s.Formula) -> int: ...
+
+    def unsupported(self, f: s.Formula, why: str) -> UnsupportedError: ...
 
 
 def _term_text(t: s.CountTerm) -> str:
@@ -45,9 +79,9 @@ def _term_text(t: s.CountTerm) -> str:
 
 
 class CountCompiler:
-    """Counting part of one :class:`FormulaCompiler` run."""
+    """Counting part of one formula compilation (its :class:`Host`)."""
 
-    def __init__(self, comp: FormulaCompiler):
+    def __init__(self, comp: Host):
         self.c = comp
         self.preds: dict[s.CountTerm, list[str]] = {}
         self.value_a: dict[s.CountTerm, int] = {}
@@ -316,7 +350,7 @@ class CountCompiler:
                     + [f"{p}(S{'' if sh else '+1'})" for p in preds for sh in (1, 0)],
                     "gap": gap,
                     "error_bound": err,
-                    "temperature": temperature_record_(temp, treason),
+                    "temperature": temperature_record(temp, treason),
                 },
             ),
         )
@@ -468,7 +502,7 @@ class CountCompiler:
                         "tieless": False,
                     },
                     "error_bound": {"expr": f"(N-1)*exp(-2*beta*{delta_txt})", "target": TARGET},
-                    "temperature": temperature_record_(
+                    "temperature": temperature_record(
                         temp,
                         f"smallest multiple of 1/8 with (N−1)·exp(−2βδ) ≤ {TARGET} for "
                         f"2 ≤ N ≤ {bounds.N_CHECK}; δ ~ 1/N so β ~ N log N",
@@ -486,12 +520,6 @@ class CountCompiler:
         u2 = c.b.hidden(lv, neg, -2.0 - big)
         c.b.ffn_out(lv, out, {u1: -1.0, u2: 1.0})  # − [flag]·[x < 0]
         return out
-
-
-def temperature_record_(t: Temperature, reason: str) -> dict[str, Any]:
-    from attncert.compile.compiler import temperature_record
-
-    return temperature_record(t, reason)
 
 
 __all__ = ["CountCompiler"]

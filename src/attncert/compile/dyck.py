@@ -48,8 +48,9 @@ from typing import Any
 
 from flint import arb
 
+from attncert.compile.bounds import temperature_record
 from attncert.compile.builder import HeadSpec
-from attncert.compile.compiler import FormulaCompiler, temperature_record
+from attncert.compile.compiler import FormulaCompiler
 from attncert.compile.regime import Regime
 from attncert.compile.tieless import (
     LengthReport,
@@ -65,6 +66,8 @@ from attncert.languages.dyck import DEFAULT_BRACKETS, Dyck
 from attncert.logic import syntax as s
 from attncert.model.spec import Mask, Model, Temperature
 from attncert.model.zoo import register
+
+__implements__ = ("Yang Theorem 26",)
 
 BOS = "^"
 PROGRAM_VERSION = 1
@@ -388,8 +391,18 @@ def program_model(name: str, *, soft: bool = True, max_len: int = 4) -> Model:
     return dyck_soft_model(PROGRAMS[name], max_len=max_len, name=f"{name} [program]").model
 
 
-register("dyck2_program", lambda: dyck_program_model(2, name="dyck2_program"))
-register("dyck2_program_soft", lambda: dyck_soft_model(2, name="dyck2_program").model)
+register(
+    "dyck2_program",
+    lambda: dyck_program_model(2, name="dyck2_program"),
+    "Appendix-E program for Dyck-2 ()[]: uniform–tieless average-hard transformer "
+    "(integer gaps ≥ 1, BOS, unbounded encodings)",
+)
+register(
+    "dyck2_program_soft",
+    lambda: dyck_soft_model(2, name="dyck2_program").model,
+    "Theorem 26's softmax simulation of the Dyck-2 program (β(N) ∝ log N, certified "
+    "length by length up to 1024)",
+)
 
 __all__ = [
     "PROGRAMS",

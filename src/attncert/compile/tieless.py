@@ -41,6 +41,13 @@ from attncert.errors import ParameterError, UnsupportedError
 from attncert.model.exact import exact_weights, forward_exact_tokens, to_fraction
 from attncert.model.spec import AttentionKind, Head, Layer, Model, Temperature
 
+__implements__ = (
+    "Yang Definition 5",
+    "Yang Lemma 24",
+    "Yang Lemma 25",
+    "Yang Theorem 26",
+)
+
 MAX_STRINGS = 200_000
 
 

@@ -3,7 +3,7 @@ route to the claims the checker verifies (used by tests and notebooks).
 
 Enumerates every ρ_L-compatible input, runs the model (numpy, batched; any string
 whose float decision is within 1e-6 of the threshold or whose attention has a
-near-tie is re-run exactly), and confirms that the decision is a function of the
+near-tie is re-run rigorously, :func:`attncert.kernel.forward.decide`), and confirms that the decision is a function of the
 certified output dependency set, and that the language's membership is too when
 the certificate found no separating pair.
 """
@@ -15,9 +15,9 @@ from itertools import product
 
 import numpy as np
 
+from attncert.certificates.hard import Certificate
 from attncert.errors import InputError
-from attncert.hard.certificate import Certificate
-from attncert.model.exact import forward_exact
+from attncert.kernel.forward import decide
 from attncert.model.forward import forward
 from attncert.model.spec import Model
 
@@ -69,7 +69,7 @@ def confirm_by_enumeration(model: Model, cert: Certificate, language=None) -> Br
         tr = forward(model, batch)
         for b, s in enumerate(batch):
             if abs(tr.logits[b]) <= 1e-6 or _near_tie(tr, b):
-                decisions[c0 + b] = forward_exact(model, s).accept
+                decisions[c0 + b] = decide(model, s)
                 reruns += 1
             else:
                 decisions[c0 + b] = tr.accept[b]

@@ -1,191 +1,24 @@
-"""The restriction certificate: format, reading and writing.
+"""The restriction-certificate format — moved to :mod:`attncert.certificates.hard` (the
+formats the search writes and the kernel reads live below both); re-exported here."""
 
-A certificate says, for one model (by content hash) and one input length n:
+from attncert.certificates.hard import (
+    FORMAT,
+    VERSION,
+    VERSIONS,
+    Certificate,
+    Misclassified,
+    certificate_from_dict,
+    load_certificate,
+)
+from attncert.certificates.locate import resolve_model
 
-``restrictions``
-    ρ₀ ≼ ρ₁ ≼ … ≼ ρ_L as strings over Σ ∪ {``*``}; ρ₀ is the starting restriction
-    (all free, or e.g. the Dyck prefix/suffix of Corollary 2), ρ_ℓ the restriction
-    under which layer ℓ was collapsed.
-``free_symbols``
-    the symbols a free position ranges over (normally Σ; for Dyck-k, k ≥ 2, the
-    first bracket pair, following Corollary 2: a model must already fail on Dyck-1).
-``dependency_sets``
-    for each layer ℓ = 1..L and each token position j (BOS/EOS included), the input
-    positions (1-based) that y⁽ˡ⁾_j depends on under ρ_ℓ.
-``output``
-    the decision position (0-based token index) and the input positions (1-based)
-    the decision depends on under ρ_L.
-``misclassified``
-    optionally, two ρ_L-compatible strings that agree on the output's dependency set
-    but differ in membership in ``language``: the model gives both the same answer,
-    so it is wrong on one of them.
-``trace``
-    the untrusted proof trace (stages, invariants, timings); the checker ignores it.
-
-Versioned JSON (``format: "attncert-certificate"``, ``version: 1``). Positions in the
-file are 1-based like the paper; in memory they are 0-based input indices.
-"""
-
-from __future__ import annotations
-
-import json
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-from attncert.errors import SpecError
-from attncert.hard.restriction import Restriction
-from attncert.io import check_header, read_json, write_atomic
-from attncert.io import require as _field
-
-FORMAT = "attncert-certificate"
-VERSION = 1
-
-
-@dataclass(frozen=True)
-class Misclassified:
-    """Two strings the model cannot tell apart but the language can."""
-
-    strings: tuple[str, str]
-    membership: tuple[bool, bool]
-    decisions: tuple[bool, bool]  # the model's answers (claimed; re-run by the checker)
-
-
-@dataclass(frozen=True)
-class Certificate:
-    model_sha256: str
-    model_name: str
-    n: int
-    alphabet: tuple[str, ...]
-    restrictions: tuple[Restriction, ...]
-    dependency_sets: tuple[tuple[tuple[int, ...], ...], ...]  # [layer-1][token] 0-based inputs
-    output_position: int  # 0-based token index
-    output_dependency: tuple[int, ...]  # 0-based input positions
-    max_deps: int = 16
-    language: str | None = None
-    misclassified: Misclassified | None = None
-    note: str = ""
-    trace: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    @property
-    def final_restriction(self) -> Restriction:
-        return self.restrictions[-1]
-
-    # ----- JSON ---------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        mis = None
-        if self.misclassified is not None:
-            m = self.misclassified
-            mis = {
-                "strings": list(m.strings),
-                "membership": list(m.membership),
-                "decisions": list(m.decisions),
-            }
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "model": {"sha256": self.model_sha256, "name": self.model_name},
-            "n": self.n,
-            "alphabet": list(self.alphabet),
-            "language": self.language,
-            "max_deps": self.max_deps,
-            "free_symbols": list(self.restrictions[0].symbols) if self.restrictions else [],
-            "restrictions": [str(r) for r in self.restrictions],
-            "dependency_sets": [
-                [[u + 1 for u in s] for s in layer] for layer in self.dependency_sets
-            ],
-            "output": {
-                "position": self.output_position,
-                "dependency_set": [u + 1 for u in self.output_dependency],
-            },
-            "misclassified": mis,
-            "note": self.note,
-            "trace": self.trace,
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1) + "\n"
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        return write_atomic(path, self.to_json())
-
-
-def _positions(value: Any, where: str) -> tuple[int, ...]:
-    if not isinstance(value, list) or not all(
-        isinstance(u, int) and not isinstance(u, bool) for u in value
-    ):
-        raise SpecError("expected a list of 1-based positions", where=where)
-    if any(u < 1 for u in value):
-        raise SpecError("positions are 1-based", where=where)
-    return tuple(u - 1 for u in value)
-
-
-def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate:
-    """Parse a certificate dictionary; every error names the field."""
-    check_header(data, source, FORMAT, VERSION)
-    model = _field(data, "model", source, dict)
-    n = _field(data, "n", source, int)
-    alphabet = tuple(_field(data, "alphabet", source, list))
-    rs = _field(data, "restrictions", source, list)
-    free_symbols = data.get("free_symbols") or list(alphabet)
-    if not isinstance(free_symbols, list) or not all(isinstance(x, str) for x in free_symbols):
-        raise SpecError("expected a list of symbols", where=f"{source}: free_symbols")
-    if free_symbols == list(alphabet):
-        free_symbols = []
-    restrictions = []
-    for k, text in enumerate(rs):
-        if not isinstance(text, str):
-            raise SpecError("expected a string", where=f"{source}: restrictions[{k}]")
-        try:
-            restrictions.append(Restriction.parse(alphabet, text, tuple(free_symbols)))
-        except SpecError as err:
-            raise SpecError(
-                err.message, where=f"{source}: restrictions[{k}]", expected=err.expected
-            ) from None
-    deps = []
-    for ell, layer in enumerate(_field(data, "dependency_sets", source, list)):
-        if not isinstance(layer, list):
-            raise SpecError("expected a list per layer", where=f"{source}: dependency_sets[{ell}]")
-        deps.append(
-            tuple(
-                _positions(s, f"{source}: dependency_sets[{ell}][{j}]") for j, s in enumerate(layer)
-            )
-        )
-    out = _field(data, "output", source, dict)
-    mis = data.get("misclassified")
-    misclassified = None
-    if mis is not None:
-        w = f"{source}: misclassified"
-        strings = _field(mis, "strings", w, list)
-        membership = _field(mis, "membership", w, list)
-        decisions = _field(mis, "decisions", w, list)
-        if len(strings) != 2 or len(membership) != 2 or len(decisions) != 2:
-            raise SpecError("expected two strings, two memberships and two decisions", where=w)
-        misclassified = Misclassified(
-            (str(strings[0]), str(strings[1])),
-            (bool(membership[0]), bool(membership[1])),
-            (bool(decisions[0]), bool(decisions[1])),
-        )
-    return Certificate(
-        model_sha256=str(_field(model, "sha256", f"{source}: model", str)),
-        model_name=str(model.get("name", "")),
-        n=n,
-        alphabet=alphabet,
-        restrictions=tuple(restrictions),
-        dependency_sets=tuple(deps),
-        output_position=_field(out, "position", f"{source}: output", int),
-        output_dependency=_positions(
-            _field(out, "dependency_set", f"{source}: output", list),
-            f"{source}: output.dependency_set",
-        ),
-        max_deps=int(data.get("max_deps", 16)),
-        language=data.get("language"),
-        misclassified=misclassified,
-        note=str(data.get("note", "")),
-        trace=data.get("trace") or {},
-    )
-
-
-def load_certificate(path: str | os.PathLike[str]) -> Certificate:
-    return certificate_from_dict(read_json(path), source=str(path))
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "VERSIONS",
+    "Certificate",
+    "Misclassified",
+    "certificate_from_dict",
+    "load_certificate",
+    "resolve_model",
+]

@@ -1,25 +1,27 @@
-"""Layer collapse under a restriction: the checkable core of the Depth Reduction
-Lemma (Hahn 2020, Lemma 4; supplement S1, Definitions 7–8 and Lemma 15).
+"""Layer collapse under a restriction: how the search builds the tables of Hahn 2020,
+Lemma 4 (supplement S1, Definitions 7–8 and Lemma 15). Untrusted: the kernel
+(:mod:`attncert.kernel.hard`) re-verifies every claimed dependency set by its own,
+different procedure.
 
-Given exact tables for the activations of layer ℓ−1 under ρ
-(:mod:`attncert.hard.tables`), compute exact tables for layer ℓ:
+Given tables for the activations of layer ℓ−1 under ρ (:mod:`attncert.hard.tables`),
+compute tables for layer ℓ:
 
 1. For each head h, query position i and value z of y_i, and every key position m:
    M(i,h,z,m) = max over the values w of m of score(z, w) — the maximum attention
    value (7) (an over-approximation, which is what soundness needs).
-2. Blocker: the best *constant* position b (its table has one value), by exact
-   score with the head's tie rule.
+2. Blocker: the best *constant* position b (its table has one value), by score with
+   the head's tie rule.
 3. Candidates Above(i,h,z): non-constant m with M > s_b, or M = s_b and m wins the
    tie against b (m < b for leftmost, m > b for rightmost, any m for average-hard).
    On every ρ-compatible input with y_i = z no other position can be attended to.
-4. S'_i = S_i ∪ ⋃_{h,z} ⋃_{m ∈ Above} S_m, and the new table is computed exactly by
+4. S'_i = S_i ∪ ⋃_{h,z} ⋃_{m ∈ Above} S_m, and the new table is computed by
    enumerating the assignments of S'_i and evaluating only Above ∪ {b}.
 
-Every comparison is exact. Scores are first computed in float64 with the
-rigorous error bound of :class:`attncert.model.exact.ScoreFilter`; whenever two
-intervals overlap, the decision is re-made in exact rational arithmetic.
-
-Part of the trusted kernel (see :mod:`attncert.hard.checker`): imports no solver.
+Scores are first compared in float64 with a rigorous error bound
+(:mod:`attncert.arith.filter`); overlapping intervals are re-decided in the
+evaluation's field — exactly, or in arb balls with structural ties, raising
+:class:`~attncert.arith.field.NeedPrecision` when balls do not separate (the caller
+escalates the precision).
 """
 
 from __future__ import annotations
@@ -29,21 +31,29 @@ from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
-from flint import fmpq, fmpq_mat
 
+from attncert.arith.field import Matrix, Number, escalate, rows_of, to_floats
+from attncert.arith.filter import Enclosed, row_bounds, score_pairs
+from attncert.arith.positionwise import attention_inputs, finish_layer, projections, readout_terms
 from attncert.errors import AttncertError
-from attncert.hard.restriction import Restriction
 from attncert.hard.tables import (
+    Evaluation,
     Table,
     Vector,
-    exact_matrix,
     initial_tables,
     make_table,
     restrict_table,
     stack_values,
 )
-from attncert.model.exact import ExactHead, ScoreFilter, exact_weights
-from attncert.model.spec import AttentionKind, Head, Model
+from attncert.model.spec import AttentionKind, Model
+from attncert.restriction import Restriction
+
+__implements__ = (
+    "Hahn Lemma 4",
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+)
 
 _CHUNK = 256
 
@@ -59,7 +69,7 @@ class Capture:
     blocker: int | None  # best constant token position, None if no constant is visible
     above: tuple[int, ...]  # non-constant positions that may still win
     tied: tuple[int, ...]  # average-hard: constant positions tied with the blocker (incl. it)
-    visible: bool  # False iff the query sees no key at all (head output 0)
+    visible: bool  # False iff the query sees no key at all (head output b_O)
 
     @property
     def captured(self) -> bool:
@@ -68,35 +78,48 @@ class Capture:
 
 
 @dataclass(frozen=True, eq=False)
-class HeadScores:
-    """Float scores of one head over all (position, value) rows, with error bounds."""
+class HeadRows:
+    """One head's queries, keys and value rows for every (position, value) row."""
+
+    q: Enclosed  # float midpoints and radii (R × d_k)
+    k: Enclosed
+    q_rows: list[list[Number]]  # field
+    k_rows: list[list[Number]]
+    ov_rows: list[list[Number]]  # (W_V u + b_V) W_Oᵀ per row, field
+    bounds: np.ndarray  # (R,) per query row: |s − s̃| ≤ bound against every key row
+
+    def exact_score(self, fld, qrow: int, krow: int) -> Number:
+        return sum(
+            (a * b for a, b in zip(self.q_rows[qrow], self.k_rows[krow], strict=True)), fld.zero()
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class LayerRows:
+    """Every (position, value) row of a layer's input tables, projected per head."""
 
     owner: np.ndarray  # (R,) token position of each row
     starts: np.ndarray  # (N,) first row of each position
-    flt: ScoreFilter
+    keys: list[int]
+    values: list[Vector]
+    heads: tuple[HeadRows, ...]
 
 
-def head_scores(head: Head, floats: np.ndarray, owner: np.ndarray, n_tok: int) -> HeadScores:
+def layer_rows(ev: Evaluation, li: int, tables: Sequence[Table]) -> LayerRows:
+    """Project every table value through layer ``li``'s (0-based) attention inputs."""
+    owner, values, keys = stack_values(tables)
+    n_tok = len(tables)
+    fld = ev.field
+    d = ev.model.d
+    x = fld.matrix(len(values), d, [c for v in values for c in v])
+    u = attention_inputs(ev.maps, li, x)
+    heads = []
+    for hi in range(len(ev.model.layers[li].heads)):
+        q, k, ov = projections(ev.maps, li, hi, u)
+        qe, ke = Enclosed(*to_floats(q)), Enclosed(*to_floats(k))
+        heads.append(HeadRows(qe, ke, rows_of(q), rows_of(k), rows_of(ov), row_bounds(qe, ke)))
     starts = np.searchsorted(owner, np.arange(n_tok))
-    return HeadScores(owner=owner, starts=starts, flt=ScoreFilter.build(head, floats))
-
-
-class _Exact:
-    """Exact scores score(z, w) = zᵀ (W_Qᵀ W_K) w, with the query side cached."""
-
-    def __init__(self, eh: ExactHead, vectors: Sequence[Vector], d: int):
-        self.eh = eh
-        self.vectors = vectors
-        self.d = d
-        self._zq: dict[int, list[fmpq]] = {}
-
-    def score(self, qrow: int, krow: int) -> fmpq:
-        zq = self._zq.get(qrow)
-        if zq is None:
-            z = fmpq_mat(1, self.d, list(self.vectors[qrow]))
-            zq = self._zq[qrow] = (z * self.eh.wqk).entries()
-        w = self.vectors[krow]
-        return sum((a * b for a, b in zip(zq, w, strict=True)), fmpq(0))
+    return LayerRows(owner, starts, keys, values, tuple(heads))
 
 
 def _wins_tie(kind: AttentionKind, m: int, b: int) -> bool:
@@ -108,12 +131,6 @@ def _wins_tie(kind: AttentionKind, m: int, b: int) -> bool:
     return True  # average-hard: a tie changes the average
 
 
-def _position_max(sc: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Per-position maximum of row scores: ``index`` (P × r_max) lists each position's
-    rows (padded by repetition)."""
-    return sc[:, index].max(axis=2)
-
-
 def row_index(tables: Sequence[Table], positions: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """(len(positions), r_max) row indices of each position's values, padded by repetition."""
     sizes = np.array([len(tables[m].values) for m in positions], dtype=np.int64)
@@ -122,29 +139,63 @@ def row_index(tables: Sequence[Table], positions: np.ndarray, starts: np.ndarray
     return starts[positions][:, None] + offs
 
 
+class _Decider:
+    """Exact / ball comparisons of one head's scores, with structural ties."""
+
+    def __init__(self, ev: Evaluation, lr: LayerRows, hr: HeadRows, where: str):
+        self.fld = ev.field
+        self.keys = lr.keys
+        self.hr = hr
+        self.where = where
+        self._cache: dict[tuple[int, int], Number] = {}
+
+    def score(self, qrow: int, krow: int) -> Number:
+        s = self._cache.get((qrow, krow))
+        if s is None:
+            s = self._cache[(qrow, krow)] = self.hr.exact_score(self.fld, qrow, krow)
+        return s
+
+    def cmp(self, qrow: int, a: int, b: int) -> int:
+        """sign(score(q, a) − score(q, b)); equal identity keys tie exactly."""
+        return self.fld.compare(
+            self.score(qrow, a),
+            self.score(qrow, b),
+            self.keys[a] == self.keys[b],
+            f"a score comparison of {self.where}",
+        )
+
+    def maxima(self, qrow: int, krows: Sequence[int]) -> list[int]:
+        """The key rows attaining the maximum score (in the given order)."""
+        best = [krows[0]]
+        for r in krows[1:]:
+            c = self.cmp(qrow, r, best[0])
+            if c > 0:
+                best = [r]
+            elif c == 0:
+                best.append(r)
+        return best
+
+
 def analyze_head(
-    model: Model,
-    head: Head,
-    eh: ExactHead,
-    tables: Sequence[Table],
-) -> tuple[tuple[tuple[Capture, ...], ...], HeadScores, _Exact]:
+    ev: Evaluation, li: int, hi: int, tables: Sequence[Table], lr: LayerRows
+) -> tuple[tuple[Capture, ...], ...]:
     """Captures for every (query position, query value) of one head (steps 1–3).
 
     Float scores with a per-query error bound E decide the common cases: the blocker
     is the unique constant position whose score can reach the constant maximum, and a
     query is *quiet* when every non-constant key's score is below s_b − 2E. Everything
-    else is decided per key position, exactly where the intervals overlap."""
+    else is decided per key position in the field, where the intervals overlap."""
+    head = ev.model.layers[li].heads[hi]
+    hr = lr.heads[hi]
+    dec = _Decider(ev, lr, hr, f"layers[{li}].heads[{hi}]")
     n_tok = len(tables)
-    owner, floats, vectors = stack_values(tables)
-    hs = head_scores(head, floats, owner, n_tok)
-    flt = hs.flt
-    ex = _Exact(eh, vectors, model.d)
+    owner = lr.owner
     kind = head.kind
     const = np.array([t.is_constant for t in tables])
     const_pos = np.nonzero(const)[0]
-    const_rows = hs.starts[const_pos]
+    const_rows = lr.starts[const_pos]
     nc_pos = np.nonzero(~const)[0]
-    nc_index = row_index(tables, nc_pos, hs.starts)
+    nc_index = row_index(tables, nc_pos, lr.starts)
     nc_rows = nc_index.ravel()
     nc_owner = owner[nc_rows]
     vis_all = head.mask.matrix(n_tok)
@@ -153,16 +204,18 @@ def analyze_head(
     captures: list[list[Capture]] = [[] for _ in range(n_tok)]
     no_view = Capture(None, (), (), False)
     plain: dict[tuple[int, tuple[int, ...]], Capture] = {}
+    qm, km = hr.q.mid, hr.k.mid
     for c0 in range(0, R, _CHUNK):
         rows = np.arange(c0, min(R, c0 + _CHUNK))
         c = len(rows)
-        err = flt.bound(rows)
+        err = hr.bounds[rows]
         qpos = owner[rows]
         blocker = np.full(c, -1, dtype=np.int64)
         s_b = np.full(c, -np.inf)
         n_near = np.zeros(c, dtype=np.int64)
+        sc_c = None
         if len(const_pos):
-            sc_c = flt.scores(rows, const_rows)
+            sc_c = qm[rows] @ km[const_rows].T
             if masked:
                 sc_c = np.where(vis_all[np.ix_(qpos, const_pos)], sc_c, -np.inf)
             top = sc_c.max(axis=1)
@@ -172,7 +225,7 @@ def analyze_head(
             blocker[one] = const_pos[np.argmax(sc_c, axis=1)[one]]
             s_b = top
         if len(nc_pos):
-            sc_n = flt.scores(rows, nc_rows)
+            sc_n = qm[rows] @ km[nc_rows].T
             if masked:
                 sc_n = np.where(vis_all[np.ix_(qpos, nc_owner)], sc_n, -np.inf)
             nc_top = sc_n.max(axis=1)
@@ -189,88 +242,81 @@ def analyze_head(
             if quiet[k]:
                 b = int(blocker[k])
                 tied = (b,) if kind is AttentionKind.AVERAGE else ()
-                key = (b, tied)
-                cap = plain.get(key)
+                cap = plain.get((b, tied))
                 if cap is None:
-                    cap = plain[key] = Capture(b, (), tied, True)
+                    cap = plain[(b, tied)] = Capture(b, (), tied, True)
                 captures[i].append(cap)
                 continue
             captures[i].append(
                 _busy_capture(
-                    k,
+                    dec,
                     qrow,
                     kind,
                     tables,
-                    hs,
-                    ex,
-                    err[k],
+                    lr,
+                    float(err[k]),
                     const_pos,
-                    const_rows,
-                    sc_c[k] if len(const_pos) else None,
-                    n_near[k],
+                    None if sc_c is None else sc_c[k],
+                    int(n_near[k]),
                     int(blocker[k]),
                     nc_pos,
-                    nc_index,
                     sc_n[k],
                     vis_all[i],
                 )
             )
-    return tuple(tuple(c) for c in captures), hs, ex
+    return tuple(tuple(c) for c in captures)
 
 
 def _busy_capture(
-    k,
-    qrow,
-    kind,
-    tables,
-    hs,
-    ex,
-    err,
-    const_pos,
-    const_rows,
-    sc_c,
-    n_near,
-    blocker,
-    nc_pos,
-    nc_index,
-    sc_n_row,
-    vis_row,
+    dec: _Decider,
+    qrow: int,
+    kind: AttentionKind,
+    tables: Sequence[Table],
+    lr: LayerRows,
+    err: float,
+    const_pos: np.ndarray,
+    sc_c: np.ndarray | None,
+    n_near: int,
+    blocker: int,
+    nc_pos: np.ndarray,
+    sc_n_row: np.ndarray,
+    vis_row: np.ndarray,
 ) -> Capture:
     """Capture of one query whose blocker or candidates need a closer look."""
     b = blocker
     tied: tuple[int, ...] = ()
-    s_exact = None
+    decided_in_field = False
     if sc_c is not None and n_near >= 1:
         top = sc_c.max()
         if n_near > 1:
-            cand = const_pos[sc_c >= top - 2 * err]
-            scores = [ex.score(qrow, int(hs.starts[p])) for p in cand]
-            s_exact = max(scores)
-            at_max = [int(p) for p, v in zip(cand, scores, strict=True) if v == s_exact]
+            cand = [int(p) for p in const_pos[sc_c >= top - 2 * err]]
+            at_max_rows = dec.maxima(qrow, [int(lr.starts[p]) for p in cand])
+            at_max = sorted(int(lr.owner[r]) for r in at_max_rows)
             b = at_max[-1] if kind is AttentionKind.RIGHTMOST else at_max[0]
             tied = tuple(at_max) if kind is AttentionKind.AVERAGE else ()
+            decided_in_field = True
         elif kind is AttentionKind.AVERAGE:
             tied = (b,)
     if b < 0:
         above = tuple(int(m) for m in nc_pos[vis_row[nc_pos]])
         return Capture(None, above, (), True)
-    # float window of the blocker's score: its float score is the constant top, or (after an
-    # exact tie-break among near constants) somewhere in [top − 2E, top]
+    # float window of the blocker's score: its float score is the constant top, or (after a
+    # field tie-break among near constants) somewhere in [top − 2E, top]
     s_hi = float(sc_c.max())
-    s_lo = s_hi if s_exact is None else s_hi - 2 * err
+    s_lo = s_hi - 2 * err if decided_in_field else s_hi
     npos = len(nc_pos)
     m_best = sc_n_row.reshape(npos, -1).max(axis=1) if npos else sc_n_row
     inside = m_best > s_hi + 2 * err
     unsure = ~inside & (m_best >= s_lo - 2 * err)
-    above = set(int(m) for m in nc_pos[inside])
-    brow = int(hs.starts[b])
+    above = {int(m) for m in nc_pos[inside]}
+    brow = int(lr.starts[b])
     for m in nc_pos[unsure].tolist():
-        if s_exact is None:
-            s_exact = ex.score(qrow, brow)
-        start = int(hs.starts[m])
-        m_exact = max(ex.score(qrow, r) for r in range(start, start + len(tables[m].values)))
-        if m_exact > s_exact or (m_exact == s_exact and _wins_tie(kind, m, b)):
-            above.add(m)
+        start = int(lr.starts[m])
+        for r in range(start, start + len(tables[m].values)):
+            c = dec.cmp(qrow, r, brow)
+            if c > 0 or (c == 0 and _wins_tie(kind, m, b)):
+                above.add(m)
+                break
     return Capture(b, tuple(sorted(above)), tied, True)
 
 
@@ -280,6 +326,7 @@ class LayerCollapse:
 
     layer: int  # 1-based layer index
     restriction: Restriction
+    inputs: tuple[Table, ...]  # the layer's input tables under the restriction
     tables: tuple[Table, ...]
     captures: tuple[tuple[tuple[Capture, ...], ...], ...]  # [head][position][value]
 
@@ -289,24 +336,20 @@ class LayerCollapse:
 
 
 def _choose(
-    kind: AttentionKind,
-    cands: list[tuple[int, int]],
-    qrow: int,
-    hs: HeadScores,
-    ex: _Exact,
+    dec: _Decider, kind: AttentionKind, cands: list[tuple[int, int]], qrow: int
 ) -> list[int]:
-    """Exact argmax among candidate (position, key row) pairs; returns attended key rows."""
+    """Argmax among candidate (position, key row) pairs; returns the attended key rows."""
     if len(cands) == 1:
         return [cands[0][1]]
+    hr = dec.hr
     krows = np.array([r for _, r in cands])
-    s, e = hs.flt.pairs(qrow, krows)
-    near = (s + e) >= (s - e).max()
-    idx = np.nonzero(near)[0].tolist()
-    if len(idx) == 1:
-        return [int(krows[idx[0]])]
-    scored = [(ex.score(qrow, int(krows[t])), cands[t][0], int(krows[t])) for t in idx]
-    best = max(sc for sc, _, _ in scored)
-    at_max = sorted((p, r) for sc, p, r in scored if sc == best)
+    s, e = score_pairs(hr.q.mid[qrow], hr.q.rad[qrow], hr.k.take(krows))
+    near = np.nonzero((s + e) >= (s - e).max())[0].tolist()
+    if len(near) == 1:
+        return [int(krows[near[0]])]
+    best = dec.maxima(qrow, [int(krows[t]) for t in near])
+    pos_of = {int(krows[t]): cands[t][0] for t in near}
+    at_max = sorted((pos_of[r], r) for r in best)
     if kind is AttentionKind.AVERAGE:
         # several candidate rows may belong to one position only if they are the same row
         return sorted({r for _, r in at_max})
@@ -314,29 +357,29 @@ def _choose(
 
 
 def collapse_layer(
-    model: Model,
+    ev: Evaluation,
     layer_index: int,
     tables: Sequence[Table],
     rho: Restriction,
     *,
     max_deps: int = 16,
 ) -> LayerCollapse:
-    """Collapse layer ``layer_index`` (1-based) given exact tables of the layer below."""
+    """Collapse layer ``layer_index`` (1-based) given tables of the layer below."""
+    model = ev.model
+    fld = ev.field
+    li = layer_index - 1
     tables = tuple(restrict_table(t, rho) for t in tables)
-    layer = model.layers[layer_index - 1]
-    elayer = exact_weights(model).layers[layer_index - 1]
+    layer = model.layers[li]
     d = model.d
     n_tok = len(tables)
     base = len(rho.symbols)
-    analyses = [
-        analyze_head(model, h, eh, tables) for h, eh in zip(layer.heads, elayer.heads, strict=True)
+    lr = layer_rows(ev, li, tables)
+    captures = tuple(analyze_head(ev, li, hi, tables, lr) for hi in range(len(layer.heads)))
+    deciders = [
+        _Decider(ev, lr, lr.heads[hi], f"layers[{li}].heads[{hi}]")
+        for hi in range(len(layer.heads))
     ]
-    captures = tuple(a[0] for a in analyses)
-    owner, _, vectors = stack_values(tables)
-    starts = np.searchsorted(owner, np.arange(n_tok))
-    ov_rows = [
-        (exact_matrix(vectors, d) * eh.wov).entries() if vectors else [] for eh in elayer.heads
-    ]
+    bos = [rows_of(ev.maps.layers[li].heads[hi].bo)[0] for hi in range(len(layer.heads))]
 
     new_deps = []
     for i in range(n_tok):
@@ -353,43 +396,56 @@ def collapse_layer(
             )
         new_deps.append(tuple(sorted(deps)))
 
-    after_rows: list[list[fmpq]] = []
+    x_rows: list[Vector] = []
+    attn_rows: list[list[Number]] = []
+    provenance: list[tuple] = []
     spans = []
-    zero = [fmpq(0)] * d
+    zero = fld.zero()
     for i in range(n_tok):
         deps = new_deps[i]
-        start = len(after_rows)
+        start = len(x_rows)
         for combo in product(range(base), repeat=len(deps)):
             sym = dict(zip(deps, combo, strict=True))
             vi = tables[i].value_of_row[_row(tables[i], sym)]
-            qrow = int(starts[i]) + vi
-            acc = list(tables[i].values[vi]) if layer.residual else list(zero)
+            qrow = int(lr.starts[i]) + vi
+            acc = [zero] * d
+            attended_keys = []
             for h, head in enumerate(layer.heads):
                 cap = captures[h][i][vi]
+                bo = bos[h]
                 if not cap.visible:
+                    acc = [a + b for a, b in zip(acc, bo, strict=True)]
+                    attended_keys.append(())
                     continue
                 cands = [
-                    (m, int(starts[m]) + tables[m].value_of_row[_row(tables[m], sym)])
+                    (m, int(lr.starts[m]) + tables[m].value_of_row[_row(tables[m], sym)])
                     for m in cap.above
                 ]
                 extra = (
                     cap.tied if cap.tied else ((cap.blocker,) if cap.blocker is not None else ())
                 )
-                cands += [(b, int(starts[b])) for b in extra]
-                attended = _choose(head.kind, cands, qrow, analyses[h][1], analyses[h][2])
-                inv = fmpq(1, len(attended))
-                ov = ov_rows[h]
-                for c in range(d):
-                    acc[c] += sum((ov[r * d + c] for r in attended), fmpq(0)) * inv
-            after_rows.append(acc)
-        spans.append((start, len(after_rows)))
+                cands += [(b, int(lr.starts[b])) for b in extra]
+                attended = _choose(deciders[h], head.kind, cands, qrow)
+                ov = lr.heads[h].ov_rows
+                if len(attended) == 1:
+                    mean = ov[attended[0]]
+                else:
+                    inv = fld.num(1) / len(attended)
+                    mean = [sum((ov[r][c] for r in attended), zero) * inv for c in range(d)]
+                acc = [a + m + b for a, m, b in zip(acc, mean, bo, strict=True)]
+                attended_keys.append(tuple(sorted(lr.keys[r] for r in attended)))
+            x_rows.append(tables[i].values[vi])
+            attn_rows.append(acc)
+            provenance.append((layer_index, lr.keys[qrow], tuple(attended_keys)))
+        spans.append((start, len(x_rows)))
 
-    out_rows = _ffn(model, layer_index, after_rows)
+    out_rows = _finish(ev, li, x_rows, attn_rows)
+    keys = [ev.key(tuple(r), p) for r, p in zip(out_rows, provenance, strict=True)]
     new_tables = tuple(
-        make_table(new_deps[i], base, [tuple(r) for r in out_rows[a:b]])
+        make_table(fld, new_deps[i], base, [tuple(r) for r in out_rows[a:b]], keys[a:b])
         for i, (a, b) in enumerate(spans)
     )
-    return LayerCollapse(layer_index, rho, new_tables, captures)
+    return LayerCollapse(layer_index, rho, tables, new_tables, captures)
 
 
 def _row(table: Table, sym: dict[int, int]) -> int:
@@ -399,42 +455,48 @@ def _row(table: Table, sym: dict[int, int]) -> int:
     return r
 
 
-def _ffn(model: Model, layer_index: int, rows: list[list[fmpq]]) -> list[list[fmpq]]:
-    layer = model.layers[layer_index - 1]
-    el = exact_weights(model).layers[layer_index - 1]
-    if el.w1t is None or not rows:
-        return rows
-    d = model.d
-    a = fmpq_mat(len(rows), d, [x for r in rows for x in r])
-    ones = fmpq_mat(len(rows), 1, [1] * len(rows))
-    pre = (a * el.w1t + ones * el.b1).entries()
-    zero = fmpq(0)
-    dff = el.w1t.ncols()
-    hidden = fmpq_mat(len(rows), dff, [x if x > zero else zero for x in pre])
-    ff = hidden * el.w2t + ones * el.b2
-    out = a + ff if layer.residual else ff
-    flat = out.entries()
-    return [flat[k * d : (k + 1) * d] for k in range(len(rows))]
+def _finish(
+    ev: Evaluation, li: int, x_rows: list[Vector], attn_rows: list[list[Number]]
+) -> list[list[Number]]:
+    if not x_rows:
+        return []
+    fld = ev.field
+    d = ev.model.d
+    x: Matrix = fld.matrix(len(x_rows), d, [c for r in x_rows for c in r])
+    a: Matrix = fld.matrix(len(attn_rows), d, [c for r in attn_rows for c in r])
+    return rows_of(finish_layer(ev.maps, li, x, a))
 
 
-def readout_table(model: Model, table: Table) -> list[fmpq]:
-    """Exact readout logit w·y + b for each value of the decision position's table."""
-    ew = exact_weights(model)
-    w = ew.readout.entries()
-    return [
-        sum((a * b for a, b in zip(v, w, strict=True)), fmpq(0)) + ew.bias for v in table.values
-    ]
+def readout_table(ev: Evaluation, table: Table) -> list[Number]:
+    """The readout logit w·r + b for each value of the decision position's table (r the
+    value after the final norm)."""
+    fld = ev.field
+    m = fld.matrix(len(table.values), ev.model.d, [c for v in table.values for c in v])
+    bias = ev.maps.readout_bias
+    return [t + bias for t in readout_terms(ev.maps, m)]
+
+
+def decisions_of(ev: Evaluation, logits: Sequence[Number]) -> list[bool]:
+    """accept iff logit > 0, each sign decided in the field."""
+    return [ev.field.sign(x, "the readout's sign") > 0 for x in logits]
 
 
 def collapse_all(
     model: Model, restrictions: Sequence[Restriction], *, max_deps: int = 16
 ) -> tuple[tuple[Table, ...], list[LayerCollapse]]:
-    """Collapse every layer: layer ℓ under ``restrictions[ℓ]`` (index 0 = layer-0 tables)."""
-    tables = initial_tables(model, restrictions[0])
-    steps = []
-    for ell in range(1, model.num_layers + 1):
-        step = collapse_layer(model, ell, tables, restrictions[ell], max_deps=max_deps)
-        steps.append(step)
-        tables = step.tables
-    final = tuple(restrict_table(t, restrictions[-1]) for t in tables)
-    return final, steps
+    """Collapse every layer: layer ℓ under ``restrictions[ℓ]`` (index 0 = layer-0 tables),
+    with the precision escalated until every comparison is decided."""
+    from attncert.kernel.forward import is_rational
+
+    def run(fld):
+        ev = Evaluation(model, fld)
+        tables = initial_tables(ev, restrictions[0])
+        steps = []
+        for ell in range(1, model.num_layers + 1):
+            step = collapse_layer(ev, ell, tables, restrictions[ell], max_deps=max_deps)
+            steps.append(step)
+            tables = step.tables
+        final = tuple(restrict_table(t, restrictions[-1]) for t in tables)
+        return final, steps
+
+    return escalate(run, rational=is_rational(model))

@@ -16,8 +16,10 @@ re-runs the model on both strings.
 
 from __future__ import annotations
 
-from attncert.hard.restriction import Restriction
 from attncert.languages import DFA, AnBn, Dyck, Language, Parity
+from attncert.restriction import Restriction
+
+__implements__ = ("Hahn Corollary 2",)
 
 
 def separating_pair(lang: Language, rho: Restriction, S: tuple[int, ...]) -> tuple[str, str] | None:

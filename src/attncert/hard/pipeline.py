@@ -19,12 +19,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from flint import ctx
+
+from attncert.arith.field import PRECISIONS, Field, NeedPrecision
+from attncert.certificates.hard import Certificate, Misclassified
 from attncert.errors import InputError, ParameterError, UnsupportedError
-from attncert.hard.certificate import Certificate, Misclassified
 from attncert.hard.checker import CheckReport, check
-from attncert.hard.collapse import CollapseError, collapse_layer, readout_table
+from attncert.hard.collapse import CollapseError, collapse_layer
 from attncert.hard.corollary import separating_pair
-from attncert.hard.restriction import Restriction
+from attncert.hard.output import OutputError, OutputFunction, output_function
+from attncert.hard.s1_claims import LayerStages, layer_claims, statements
 from attncert.hard.search.backends import (
     Method,
     NoRestrictionFound,
@@ -35,8 +39,18 @@ from attncert.hard.search.backends import (
 from attncert.hard.search.encode import encode
 from attncert.hard.search.ranking import rank_tuples
 from attncert.hard.stages import Invariant, stage1, stage2
-from attncert.hard.tables import Table, initial_tables, restrict_table
+from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_table
+from attncert.kernel.forward import is_rational
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
+
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn Corollary 2",
+    "Hahn Lemma 4",
+    "Hahn S1 Theorem 1",
+    "Hahn S1 Lemma 4",
+)
 
 
 @dataclass(frozen=True)
@@ -66,23 +80,11 @@ class Options:
             raise ParameterError(f"k = {self.k} must be a positive integer", where="k")
 
 
-def decision_dependency(table: Table, logits) -> tuple[int, ...]:
+def decision_dependency(out: OutputFunction) -> tuple[int, ...]:
     """The input positions the *decision* (sign of the logit) depends on: the essential
-    variables of the decision function on the table — a subset of the activation's
-    dependency set (e.g. empty when the decision is constant)."""
-    decisions = [logits[v] > 0 for v in table.value_of_row]
-    base, k = table.base, len(table.deps)
-    essential = []
-    for t, u in enumerate(table.deps):
-        step = base ** (k - 1 - t)
-        if any(
-            decisions[r] != decisions[r + step * j]
-            for r in range(len(decisions))
-            if (r // step) % base == 0
-            for j in range(1, base)
-        ):
-            essential.append(u)
-    return tuple(essential)
+    variables of the decision function — a subset of the activation's dependency set
+    (e.g. empty when the decision is constant)."""
+    return out.essential
 
 
 def initial_restriction(language: str | None, alphabet: tuple[str, ...], n: int) -> Restriction:
@@ -122,7 +124,7 @@ def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Rest
             if opts.method is Method.MAXSAT:
                 res = solve_maxsat(enc, remaining)
             elif opts.method is Method.SAT:
-                res = solve_sat(enc, bound)
+                res = solve_sat(enc, bound, remaining)
             else:
                 res = solve_random(
                     enc,
@@ -148,21 +150,24 @@ def _stage3(model, ell, tabs, rho, opts: Options, trace: dict, deadline) -> Rest
 
 
 def reduce_layer(
-    model: Model,
+    ev: Evaluation,
     ell: int,
     tables: tuple[Table, ...],
     rho: Restriction,
     opts: Options,
     deadline: float | None,
 ) -> tuple[Restriction, tuple[Table, ...], dict[str, Any]]:
-    """One application of the Depth Reduction Lemma: ρ_{ℓ−1} → ρ_ℓ and exact layer-ℓ tables."""
+    """One application of the Depth Reduction Lemma: ρ_{ℓ−1} → ρ_ℓ and layer-ℓ tables."""
+    model = ev.model
     trace: dict[str, Any] = {"layer": ell, "free_before": rho.num_free}
     invariants: list[Invariant] = []
     C = Fraction(rho.num_free, rho.n) if rho.n else Fraction(1)
     tabs = _restrict_all(tables, rho)
     t0 = time.perf_counter()
+    rho0 = rho1 = rho2 = rho
     if opts.paper_stages:
         rho, inv1 = stage1(tabs, rho, opts.eta)
+        rho1 = rho
         invariants += inv1
         heads = max(1, len(model.layers[ell - 1].heads))
         rho, inv2, info2 = stage2(
@@ -177,14 +182,16 @@ def reduce_layer(
         )
         invariants += inv2
         trace["stage2"] = info2
+        rho2 = rho
         tabs = _restrict_all(tables, rho)
     trace["free_after_stage2"] = rho.num_free
+    trace["_stages"] = (rho1, rho2)  # moved into the certificate by certify()
     stage3_rounds = 0
     while True:
         rho = _stage3(model, ell, tabs, rho, opts, trace, deadline)
         tabs = _restrict_all(tables, rho)
         try:
-            step = collapse_layer(model, ell, tables, rho, max_deps=opts.max_deps)
+            step = collapse_layer(ev, ell, tables, rho, max_deps=opts.max_deps)
             break
         except CollapseError:
             stage3_rounds += 1
@@ -217,6 +224,30 @@ def reduce_layer(
             "invariants": [i.to_dict() for i in invariants],
         }
     )
+    trace["s1"] = [
+        c.to_dict()
+        for c in layer_claims(
+            LayerStages(
+                model,
+                ell,
+                tables,
+                rho0,
+                rho1,
+                rho2,
+                rho,
+                step.tables,
+                opts.k,
+                opts.eta,
+                opts.q,
+                opts.delta,
+                opts.paper_stages,
+                opts.top,
+                trace.get("stage2", {}),
+                trace.get("stage3", {}),
+                opts.seed,
+            )
+        )
+    ]
     return rho, step.tables, trace
 
 
@@ -229,11 +260,16 @@ def certify(
     options: Options | None = None,
     verify: bool = True,
     progress: Callable[[str], None] | None = None,
+    model_source: dict[str, Any] | None = None,
     **option_overrides: Any,
 ) -> Certificate:
     """Find and certify a restriction under which ``model``'s decision at length ``n``
     depends on few inputs (Theorem 1), and derive a misclassified pair for
-    ``language`` (Corollary 2). Raises if the certificate does not pass the checker."""
+    ``language`` (Corollary 2). Raises if the certificate does not pass the checker.
+
+    ``model_source`` says where the model can be found again (``{"zoo": NAME}``,
+    ``{"path": PATH}``, optionally with ``"harden"``); by default the model is embedded,
+    so the certificate can be re-checked on its own."""
     if not model.is_hard:
         raise UnsupportedError(
             "certify needs a hard-attention model (leftmost, rightmost or average heads)",
@@ -255,34 +291,11 @@ def certify(
             )
     start = time.perf_counter()
     deadline = None if options.time_limit is None else start + options.time_limit
-    rho = initial_restriction(language, model.alphabet, n)
-    restrictions = [rho]
-    tables = initial_tables(model, rho)
-    deps_per_layer = []
-    layer_traces = []
-    for ell in range(1, model.num_layers + 1):
-        if progress:
-            progress(f"layer {ell}/{model.num_layers}")
-        # each layer's Stage 3 gets an equal share of the time that is left; a solver that
-        # hits its share returns its best restriction so far, marked "not optimal"
-        share = None
-        if deadline is not None:
-            share = time.perf_counter() + max(0.1, deadline - time.perf_counter()) / (
-                model.num_layers - ell + 1
-            )
-        try:
-            rho, tables, tr = reduce_layer(model, ell, tables, rho, options, share)
-        except NoRestrictionFound as err:
-            raise CertificationFailed(f"layer {ell}: {err}") from None
-        except CollapseError as err:
-            raise CertificationFailed(f"layer {ell}: {err.message}") from None
-        restrictions.append(rho)
-        deps_per_layer.append(tuple(t.deps for t in tables))
-        layer_traces.append(tr)
-    final = _restrict_all(tables, rho)
+    rho0 = initial_restriction(language, model.alphabet, n)
+    restrictions, tables, layer_traces, ev, out = _search(model, rho0, options, deadline, progress)
+    rho = restrictions[-1]
     pos = model.readout.index(model.n_tokens(n))
-    logits = readout_table(model, final[pos])
-    out_deps = decision_dependency(final[pos], logits)
+    out_deps = decision_dependency(out)
     misclassified = None
     note = ""
     if lang is not None:
@@ -294,14 +307,14 @@ def certify(
             )
         else:
             alpha = {s: k for k, s in enumerate(rho.symbols)}
-            decisions = tuple(
-                bool(logits[final[pos].value_at([alpha[c] for c in s])] > 0) for s in pair
-            )
+            decisions = tuple(out.decision([alpha[c] for c in s]) for s in pair)
             misclassified = Misclassified(
                 pair,
                 tuple(lang.contains(s) for s in pair),
                 decisions,  # type: ignore[arg-type]
             )
+    deps_per_layer = [tuple(t.deps for t in tabs) for tabs in tables]
+    stages = tuple(tr.pop("_stages") for tr in layer_traces)
     cert = Certificate(
         model_sha256=model.digest,
         model_name=model.name,
@@ -315,6 +328,8 @@ def certify(
         language=language,
         misclassified=misclassified,
         note=note,
+        model_source=model_source if model_source is not None else _embedded(model),
+        stages=stages,
         trace={
             "method": options.method.value,
             "k": options.k,
@@ -324,7 +339,9 @@ def certify(
             "paper_stages": options.paper_stages,
             "seconds_search": round(time.perf_counter() - start, 3),
             "free_fraction": rho.num_free / n,
-            "output_values": len(logits),
+            "output_values": len(set(out.decisions)),
+            "arithmetic": "exact rationals" if ev.field.exact else f"arb, {ev.field.prec} bits",
+            "s1_statements": statements(layer_traces),
             "layers": layer_traces,
         },
     )
@@ -336,6 +353,76 @@ def certify(
                 "the checker rejected the search's certificate: " + report.summary()
             )
     return cert
+
+
+def _search(
+    model: Model,
+    rho0: Restriction,
+    options: Options,
+    deadline: float | None,
+    progress: Callable[[str], None] | None,
+) -> tuple[list[Restriction], list[tuple[Table, ...]], list[dict], Evaluation, OutputFunction]:
+    """Stages 1–3 and the collapse, layer by layer, in the model's field. When a ball
+    comparison does not separate, the precision is raised and the layers found so far
+    are replayed (their restrictions kept: the search is not repeated)."""
+    restrictions = [rho0]
+    layer_traces: list[dict] = []
+    precisions: list[int | None] = [None] if is_rational(model) else list(PRECISIONS)
+    last: NeedPrecision | None = None
+    for prec in precisions:
+        ev = Evaluation(model, Field(prec))
+        try:
+            with ctx.workprec(prec or 53):
+                tables = initial_tables(ev, rho0)
+                per_layer = []
+                for ell in range(1, model.num_layers + 1):
+                    if ell < len(restrictions):
+                        step = collapse_layer(
+                            ev, ell, tables, restrictions[ell], max_deps=options.max_deps
+                        )
+                        tables = step.tables
+                        per_layer.append(tables)
+                        continue
+                    if progress:
+                        progress(f"layer {ell}/{model.num_layers}")
+                    # each layer's Stage 3 gets an equal share of the time that is left; a
+                    # solver that hits its share returns its best restriction so far
+                    share = None
+                    if deadline is not None:
+                        share = time.perf_counter() + max(0.1, deadline - time.perf_counter()) / (
+                            model.num_layers - ell + 1
+                        )
+                    try:
+                        rho, tables, tr = reduce_layer(
+                            ev, ell, tables, restrictions[-1], options, share
+                        )
+                    except NoRestrictionFound as err:
+                        raise CertificationFailed(f"layer {ell}: {err}") from None
+                    except CollapseError as err:
+                        raise CertificationFailed(f"layer {ell}: {err.message}") from None
+                    restrictions.append(rho)
+                    layer_traces.append(tr)
+                    per_layer.append(tables)
+                final = _restrict_all(tables, restrictions[-1])
+                pos = model.readout.index(model.n_tokens(rho0.n))
+                try:
+                    out = output_function(ev, final, pos, options.max_deps)
+                except OutputError as err:
+                    raise CertificationFailed(err.message, expected=err.expected) from None
+            return restrictions, per_layer, layer_traces, ev, out
+        except NeedPrecision as err:
+            last = err
+    raise CertificationFailed(
+        f"{last.what if last else 'a comparison'} is still undecided at {PRECISIONS[-1]} bits: "
+        "the certificate is refused, not guessed",
+        expected="a model whose decisions are separated or structurally tied",
+    )
+
+
+def _embedded(model: Model) -> dict[str, Any]:
+    from attncert.model.serialize import model_to_dict
+
+    return {"embedded": model_to_dict(model)}
 
 
 class CertificationFailed(InputError):

@@ -36,12 +36,13 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from attncert.certificates.hard import Certificate
 from attncert.errors import InputError
-from attncert.hard.certificate import Certificate
 from attncert.hard.collapse import LayerCollapse, collapse_all
-from attncert.hard.restriction import Restriction
-from attncert.hard.tables import Table, initial_tables, restrict_table
+from attncert.hard.tables import Table
+from attncert.model.forward import layer_norm
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -172,12 +173,7 @@ def layer_views(
             expected=f"{model.num_layers + 1} (ρ₀ … ρ_L)",
         )
     _, steps = collapse_all(model, rs, max_deps=max_deps)
-    views = []
-    below = initial_tables(model, rs[0])
-    for ell, step in enumerate(steps, start=1):
-        views.append(LayerView(ell, tuple(restrict_table(t, rs[ell]) for t in below), step))
-        below = step.tables
-    return tuple(views)
+    return tuple(LayerView(ell, step.inputs, step) for ell, step in enumerate(steps, start=1))
 
 
 def _view(views: Sequence[LayerView], layer: int) -> LayerView:
@@ -396,15 +392,21 @@ def max_attention(
     """Float64 maximum attention value (7) M(i, h, z, m) of query value ``value`` at token
     position ``position`` against every key position m (−inf where masked), and a boolean
     per m: m is constant under ρ. Display only."""
-    hd = model.layers[view.layer - 1].heads[head]
+    layer = model.layers[view.layer - 1]
+    hd = layer.heads[head]
     t = view.inputs[position]
     if not 0 <= value < len(t.values):
         raise InputError(f"value {value} outside 0..{len(t.values) - 1}", where="value")
-    q = hd.w_q @ t.floats[value]
+
+    def heads_input(floats: np.ndarray) -> np.ndarray:
+        pre = layer.pre_norm and layer.norm1 is not None
+        return layer_norm(layer.norm1, floats) if pre else floats
+
+    q = hd.w_q @ heads_input(t.floats[value : value + 1])[0] + hd.bias("b_q")
     vis = hd.mask.matrix(len(view.inputs))[position]
     m_best = np.array(
         [
-            (hd.w_k @ key.floats.T).T.dot(q).max() if vis[m] else -np.inf
+            ((heads_input(key.floats) @ hd.w_k.T + hd.bias("b_k")) @ q).max() if vis[m] else -np.inf
             for m, key in enumerate(view.inputs)
         ]
     )

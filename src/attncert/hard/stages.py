@@ -17,9 +17,19 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attncert.hard.restriction import Restriction
 from attncert.hard.search.ranking import TupleRanking
 from attncert.hard.tables import Table
+from attncert.restriction import Restriction
+
+__implements__ = (
+    "Hahn S1 Lemma 6",
+    "Hahn S1 Lemma 15",
+    "Hahn S1 Definition 16",
+    "Hahn S1 Lemma 17",
+    "Hahn S1 Corollary 18",
+    "Hahn S1 eq. (5)",
+    "Hahn S1 eq. (11)",
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,7 @@ def stage2(
     c = dependency_c(tables)
     limit = (2**c) * k * heads
     rounds = fixed_total = 0
+    sequence: list[dict] = []  # Definition 16's σ_1 ≼ σ_2 ≼ …, one entry per round
     tabs = restrict(tables, rho)
     while True:
         rankings = rank(tabs)
@@ -129,14 +140,17 @@ def stage2(
         over = sorted(
             (m for m, ts in depending.items() if len(ts) > limit), key=lambda m: -len(depending[m])
         )
+        sequence.append({"unsatisfied": len(unsat), "overloaded": len(over)})
         if not over or rounds >= max_rounds:
             break
         used: set[int] = set()
+        used_heads: list[int] = []
         fix: dict[int, str] = {}
         for m in over:
             deps = tabs[m].deps
             if used.intersection(deps):
                 continue
+            used_heads.append(m)
             votes = Counter()
             for tr in depending[m]:
                 key = next(key for key in tr.keys if key.position == m)
@@ -151,6 +165,7 @@ def stage2(
                 fix[u] = rho.symbols[sym]
             used.update(deps)
         rho = rho.fix(fix)
+        sequence[-1].update(heads_fixed=sorted(used_heads), bits_fixed=len(fix))
         fixed_total += len(fix)
         rounds += 1
         tabs = restrict(tables, rho)
@@ -181,7 +196,8 @@ def stage2(
             "<=",
         ),
     ]
-    return rho, invariants, {"rounds": rounds, "fixed": fixed_total, "unsatisfied": len(unsat)}
+    info = {"rounds": rounds, "fixed": fixed_total, "unsatisfied": len(unsat), "sequence": sequence}
+    return rho, invariants, info
 
 
 def _max_neighbours(unsat: list[TupleRanking], tabs: tuple[Table, ...], k: int) -> int:

@@ -2,38 +2,67 @@
 
 After some layers have been collapsed under a restriction ρ, the activation at
 token position j is a function of a few free input positions S_j (its
-*dependency set*). A :class:`Table` stores that function exactly: one row per
-assignment of S_j, each row pointing to an exact activation vector (python-flint
-``fmpq``) and its correctly rounded float64 copy (used only by filters with a
-rigorous error bound, never for a decision on its own).
+*dependency set*). A :class:`Table` stores that function: one row per assignment of
+S_j, each row pointing to a value — an activation vector in the evaluation's field
+(exact rationals for rational models, arb balls otherwise; :mod:`attncert.arith`),
+its float64 midpoints and radii (used only by filters with a rigorous error bound,
+never for a decision on their own) and its identity key (equal keys ⇒ equal values:
+the same computation on identical exact inputs).
 
-Part of the trusted kernel (see :mod:`attncert.hard.checker`): imports no solver.
+An :class:`Evaluation` fixes the field of one attempt: precision escalates by
+re-running the collapses at more bits (:func:`attncert.arith.field.escalate`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import arb
 
-from attncert.hard.restriction import Restriction
-from attncert.model.exact import exact_weights, position_part_exact
+from attncert.arith.field import Field, Interner, Number, to_floats
+from attncert.arith.positionwise import ModelMaps, model_maps
+from attncert.kernel.forward import position_rows, word_rows
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
 
-Vector = tuple[fmpq, ...]
+__implements__ = (
+    "Hahn Definition 3",
+    "Hahn eq. (4)",
+    "Hahn S1 Definition 2",
+    "Hahn S1 eq. (1)",
+)
+
+Vector = tuple[Number, ...]
 
 
-def to_float(x: fmpq) -> float:
-    """Correctly rounded float64 of an exact rational (Python int division rounds correctly)."""
-    return int(x.p) / int(x.q)
+@dataclass(eq=False)
+class Evaluation:
+    """The field of one collapse attempt and its identity keys."""
+
+    model: Model
+    field: Field
+    interner: Interner = field(default_factory=Interner)
+
+    @property
+    def maps(self) -> ModelMaps:
+        return model_maps(self.model, self.field)
+
+    def key(self, vec: Vector, provenance: tuple) -> int:
+        """Identity key of a value: in the exact field the exact vector itself (equal
+        vectors get equal keys), in a ball field its provenance (the computation and
+        the keys of its inputs)."""
+        if self.field.exact:
+            return self.interner.key_exact(vec)
+        return self.interner.key(provenance)
 
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """y_j as an exact function of the input positions ``deps``.
+    """y_j as a function of the input positions ``deps``.
 
     Row r corresponds to the assignment of ``deps`` whose symbol indices, read
     as a base-|Σ| number with ``deps[0]`` most significant, equal r.
@@ -43,7 +72,9 @@ class Table:
     base: int  # |Σ|
     value_of_row: tuple[int, ...]
     values: tuple[Vector, ...]
-    floats: np.ndarray  # (len(values), d)
+    floats: np.ndarray  # (len(values), d) midpoints
+    rads: np.ndarray  # (len(values), d) radii: |exact − float| ≤ rad entrywise
+    keys: tuple[int, ...]  # identity key per value
 
     @property
     def is_constant(self) -> bool:
@@ -60,30 +91,28 @@ class Table:
         return self.value_of_row[self.row_index(symbol_index)]
 
 
-def make_table(deps: tuple[int, ...], base: int, row_vectors: Sequence[Vector]) -> Table:
-    """Deduplicate exact row vectors into a :class:`Table`.
-
-    Rows are grouped by their correctly rounded float copies first (equal exact
-    vectors have equal floats); within a group, exact equality decides."""
-    groups: dict[bytes, list[int]] = {}
+def make_table(
+    fld: Field,
+    deps: tuple[int, ...],
+    base: int,
+    row_vectors: Sequence[Vector],
+    row_keys: Sequence[int],
+) -> Table:
+    """Deduplicate row values by identity key into a :class:`Table`."""
+    index: dict[int, int] = {}
     values: list[Vector] = []
-    float_rows: list[np.ndarray] = []
+    keys: list[int] = []
     value_of_row = []
-    for vec in row_vectors:
-        fl = np.array([to_float(x) for x in vec], dtype=np.float64)
-        key = fl.tobytes()
-        ids = groups.setdefault(key, [])
-        for vid in ids:
-            if values[vid] == vec:
-                break
-        else:
-            vid = len(values)
+    for vec, key in zip(row_vectors, row_keys, strict=True):
+        vid = index.get(key)
+        if vid is None:
+            vid = index[key] = len(values)
             values.append(vec)
-            float_rows.append(fl)
-            ids.append(vid)
+            keys.append(key)
         value_of_row.append(vid)
-    floats = np.array(float_rows, dtype=np.float64).reshape(len(values), -1)
-    return Table(tuple(deps), base, tuple(value_of_row), tuple(values), floats)
+    d = len(values[0])
+    mid, rad = to_floats(fld.matrix(len(values), d, [x for v in values for x in v]))
+    return Table(tuple(deps), base, tuple(value_of_row), tuple(values), mid, rad, tuple(keys))
 
 
 def restrict_table(table: Table, rho: Restriction) -> Table:
@@ -93,51 +122,78 @@ def restrict_table(table: Table, rho: Restriction) -> Table:
     alpha = {s: k for k, s in enumerate(rho.symbols)}
     base = len(rho.symbols)
     new_deps = tuple(u for u in table.deps if rho.is_free(u))
-    vectors = []
+    picked = []
     for combo in product(range(base), repeat=len(new_deps)):
         sym = dict(zip(new_deps, combo, strict=True))
         r = 0
         for u in table.deps:
             r = r * base + (sym[u] if u in sym else alpha[rho.fixed[u]])
-        vectors.append(table.values[table.value_of_row[r]])
-    return make_table(new_deps, base, vectors)
+        picked.append(table.value_of_row[r])
+    used = sorted(set(picked))
+    remap = {v: k for k, v in enumerate(used)}
+    return Table(
+        new_deps,
+        base,
+        tuple(remap[v] for v in picked),
+        tuple(table.values[v] for v in used),
+        table.floats[used],
+        table.rads[used],
+        tuple(table.keys[v] for v in used),
+    )
 
 
-def initial_tables(model: Model, rho: Restriction) -> tuple[Table, ...]:
+@lru_cache(maxsize=4)
+def _positions(model: Model, n_tok: int) -> tuple[tuple, ...]:
+    return tuple(position_rows(model, n_tok))
+
+
+def evaluation(model: Model) -> Evaluation:
+    """A fresh evaluation in the model's first field: exact rationals for a rational
+    hard model, arb balls at 53 bits otherwise."""
+    from attncert.kernel.forward import is_rational
+
+    return Evaluation(model, Field(None if is_rational(model) else 53))
+
+
+def initial_tables(ev: Evaluation | Model, rho: Restriction) -> tuple[Table, ...]:
     """Layer-0 tables under ρ: a free input position depends on itself, every
-    other token (fixed input, BOS, EOS) is constant."""
+    other token (fixed input, BOS, EOS) is constant. Values are the exact layer-0
+    activations (lifted to the field), keyed by their exact value. Given a model, a
+    fresh :func:`evaluation` of it is used."""
+    if isinstance(ev, Model):
+        ev = evaluation(ev)
+    model = ev.model
+    fld = ev.field
     n = rho.n
-    n_tok = model.n_tokens(n)
     off = model.input_offset()
-    ew = exact_weights(model)
-    pos = position_part_exact(model, n_tok).entries()
-    word = ew.word.entries()
-    d = model.d
     tokens = model.encode(rho.complete({}))
+    pos = _positions(model, len(tokens))
+    word = word_rows(model)
 
-    def vec(t: int, tok: int) -> Vector:
-        return tuple(word[tok * d + c] + pos[t * d + c] for c in range(d))
+    def value(t: int, tok: int) -> tuple[Vector, int]:
+        row = tuple(w + p for w, p in zip(word[tok], pos[t], strict=True))
+        key = ev.interner.key_exact(row)
+        return (row if fld.exact else tuple(arb(x) for x in row)), key
 
     tables = []
-    for t in range(n_tok):
+    for t in range(len(tokens)):
         u = t - off
         if 0 <= u < n and rho.is_free(u):
-            rows = [vec(t, model.token_index[s]) for s in rho.symbols]
-            tables.append(make_table((u,), len(rho.symbols), rows))
+            vals = [value(t, model.token_index[s]) for s in rho.symbols]
         else:
-            tables.append(make_table((), len(rho.symbols), [vec(t, tokens[t])]))
+            u, vals = None, [value(t, tokens[t])]
+        deps = () if u is None else (u,)
+        tables.append(
+            make_table(fld, deps, len(rho.symbols), [v for v, _ in vals], [k for _, k in vals])
+        )
     return tuple(tables)
 
 
-def stack_values(tables: Sequence[Table]) -> tuple[np.ndarray, np.ndarray, list[Vector]]:
-    """All (position, value) pairs: owner position per row, float matrix, exact vectors."""
+def stack_values(tables: Sequence[Table]) -> tuple[np.ndarray, list[Vector], list[int]]:
+    """All (position, value) pairs: owner position per row, values, identity keys."""
     owner = np.concatenate(
         [np.full(len(t.values), j, dtype=np.int64) for j, t in enumerate(tables)]
     )
-    floats = np.concatenate([t.floats for t in tables], axis=0)
-    exact = [v for t in tables for v in t.values]
-    return owner, floats, exact
-
-
-def exact_matrix(vectors: Sequence[Vector], d: int) -> fmpq_mat:
-    return fmpq_mat(len(vectors), d, [x for v in vectors for x in v])
+    values = [v for t in tables for v in t.values]
+    keys = [k for t in tables for k in t.keys]
+    return owner, values, keys

@@ -1,13 +1,27 @@
-"""The trust boundary: independent checkers of attncert's certificates.
+"""The trusted kernel: every check whose verdict attncert prints as CHECKED,
+CERTIFIED or PROVED is made here — **the trust boundary**.
 
-Everything printed as "checked" is decided here. A kernel module re-derives every claim
-of a certificate from the model file and the certificate alone; it imports only numpy,
-python-flint, :mod:`attncert.errors`, :mod:`attncert.io` and the model loader
-(:mod:`attncert.model.spec`, ``serialize``, ``positional``) — no search code, no solver,
-nothing from the modules that produced the certificate (tests enforce this).
+What the kernel trusts, and nothing else:
 
+* the model loader and spec (:mod:`attncert.model.spec`, :mod:`attncert.model.serialize`,
+  :mod:`attncert.model.positional`), the file helpers (:mod:`attncert.io`,
+  :mod:`attncert.errors`);
+* the arithmetic library (:mod:`attncert.arith`: exact rationals, arb balls with
+  escalating precision and structural ties, rigorous float filters, the model's
+  position-wise maps), and python-flint's ``arb`` enclosure guarantee;
+* language membership (:mod:`attncert.languages`) where a claim is about a language.
+
+It imports no solver (python-sat, z3), no search code (:mod:`attncert.hard.search`,
+stages, the search's collapse, :mod:`attncert.soft` bound search) and no CLI; an
+import contract checked in CI enforces this. Its modules are written to be read in
+one sitting: straight-line, exact or arb, and re-deriving claims instead of re-using
+the code path that found them.
+
+* :mod:`attncert.kernel.forward` — a rigorous forward pass for every model kind;
+* :mod:`attncert.kernel.hard` — restriction certificates (Hahn, Theorem 1 /
+  Corollary 2 on one model and one n);
 * :mod:`attncert.kernel.soft` — soft certificates (certified sensitivity B(n),
   cross-entropy floors, soft restrictions, misclassified pairs re-evaluated in arb);
   its bound propagation is :mod:`attncert.kernel.soft_propagate`, its outward-rounded
-  arithmetic :mod:`attncert.kernel.soft_bounds`.
+  float64 arithmetic :mod:`attncert.kernel.soft_bounds`.
 """

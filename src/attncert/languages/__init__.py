@@ -9,29 +9,42 @@ with :func:`language` (``"parity"``, ``"parity-odd"``, ``"dyck1"``, ``"dyck2"``,
     >>> L = language("dyck2")
     >>> L.contains("([])[]"), L.contains("([)]")
     (True, False)
+
+Names are imported lazily (the trusted kernel needs membership, not the Theorem 6
+distributions).
 """
 
-from attncert.languages.anbn import AnBn
-from attncert.languages.base import Language, all_strings
-from attncert.languages.dfa import DFA, load_dfa, save_dfa
-from attncert.languages.distributions import DyckDistribution, ParityDistribution
-from attncert.languages.dyck import DEFAULT_BRACKETS, Dyck
-from attncert.languages.registry import LANGUAGE_NAMES, language
-from attncert.languages.regular import OnesStar, Parity
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_BRACKETS",
-    "DFA",
-    "LANGUAGE_NAMES",
-    "AnBn",
-    "Dyck",
-    "DyckDistribution",
-    "Language",
-    "OnesStar",
-    "Parity",
-    "ParityDistribution",
-    "all_strings",
-    "language",
-    "load_dfa",
-    "save_dfa",
-]
+import importlib
+from typing import Any
+
+_LAZY = {
+    "AnBn": "attncert.languages.anbn",
+    "DEFAULT_BRACKETS": "attncert.languages.dyck",
+    "DFA": "attncert.languages.dfa",
+    "Dyck": "attncert.languages.dyck",
+    "DyckDistribution": "attncert.languages.distributions",
+    "LANGUAGE_NAMES": "attncert.languages.registry",
+    "Language": "attncert.languages.base",
+    "OnesStar": "attncert.languages.regular",
+    "Parity": "attncert.languages.regular",
+    "ParityDistribution": "attncert.languages.distributions",
+    "all_strings": "attncert.languages.base",
+    "language": "attncert.languages.registry",
+    "load_dfa": "attncert.languages.dfa",
+    "save_dfa": "attncert.languages.dfa",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attncert.languages' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -12,12 +12,8 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
-from attncert.errors import InputError, UnsupportedError
-
-if TYPE_CHECKING:
-    from attncert.languages.dfa import DFA
+from attncert.errors import InputError, SpecError, UnsupportedError
 
 Word = str | Sequence[str]
 
@@ -56,8 +52,11 @@ class Language(ABC):
         """True iff :meth:`as_dfa` gives an automaton for L."""
         return False
 
-    def as_dfa(self) -> DFA:
-        """A DFA recognizing L (regular languages only)."""
+    def as_dfa(self) -> Language:
+        """A DFA recognizing L (regular languages only): an
+        :class:`attncert.languages.dfa.DFA`, which is itself a :class:`Language`. (Declared
+        as ``Language`` here so that this base module does not depend on the automaton
+        module, which depends on it; the regular languages declare ``-> DFA``.)"""
         raise UnsupportedError(
             f"language {self.name} is not regular: it has no DFA",
             expected="a regular language (e.g. parity, ones_star, or a DFA)",
@@ -81,8 +80,6 @@ def all_strings(alphabet: Sequence[str], n: int) -> Iterator[str]:
 
 def check_alphabet(alphabet: Sequence[str], where: str) -> tuple[str, ...]:
     """Validate a list of distinct single-character symbols; returns it as a tuple."""
-    from attncert.errors import SpecError
-
     if isinstance(alphabet, str):
         alphabet = tuple(alphabet)
     try:

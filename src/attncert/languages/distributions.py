@@ -47,6 +47,8 @@ import numpy as np
 
 from attncert.errors import InputError, ParameterError
 
+__implements__ = ("Hahn Theorem 6",)
+
 END = "$"
 
 

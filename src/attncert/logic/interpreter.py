@@ -22,6 +22,12 @@ from attncert.errors import InputError
 from attncert.logic import syntax as s
 from attncert.logic.numpred import predicate
 
+__implements__ = (
+    "Yang Definition 10",
+    "Yang Definition 14",
+    "Yang Definition 19",
+)
+
 
 def _chars(strings: Sequence[str]) -> np.ndarray:
     strings = list(strings)

@@ -14,7 +14,11 @@ numerical predicates ``ODD(i)``, ``SQUARE(#<[Q_a])`` (see
 :mod:`attncert.logic.numpred`). ``S``/``U`` do not associate: write ``(a S b) S c``.
 
 Malformed text raises :class:`FormulaSyntaxError` (a :class:`~attncert.errors.SpecError`)
-naming line, column and the tokens that would have been accepted.
+naming line, column and the tokens that would have been accepted. The syntax tree is
+built while the LALR parser reduces (no recursive pass over a parse tree), so nesting
+costs no Python stack: parentheses may nest arbitrarily, and operators up to
+:data:`~attncert.limits.MAX_FORMULA_DEPTH` (deeper trees are refused with that limit).
+Texts longer than :data:`~attncert.limits.MAX_FORMULA_CHARS` characters are refused.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from lark.exceptions import (
 )
 
 from attncert.errors import SpecError
+from attncert.limits import MAX_FORMULA_CHARS
 from attncert.logic import syntax as s
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -76,7 +81,10 @@ class FormulaSyntaxError(SpecError):
 
 @cache
 def _parser() -> Lark:
-    return Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start="start")
+    """The LALR parser of the grammar, with :class:`_ToAst` applied at each reduction."""
+    return Lark(
+        _GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start="start", transformer=_ToAst()
+    )
 
 
 def _describe(names: set[str] | frozenset[str]) -> str:
@@ -200,8 +208,13 @@ def parse(text: str) -> s.Formula:
         raise SpecError(f"formula must be a string, got {type(text).__name__}")
     if not text.strip():
         raise FormulaSyntaxError("empty formula", line=1, column=1, expected="a formula", text=text)
+    if len(text) > MAX_FORMULA_CHARS:
+        raise SpecError(
+            f"formula of {len(text)} characters is longer than the limit {MAX_FORMULA_CHARS}",
+            where="formula",
+        )
     try:
-        tree = _parser().parse(text)
+        return _parser().parse(text)
     except UnexpectedCharacters as err:
         raise FormulaSyntaxError(
             f"unexpected character {text[err.pos_in_stream]!r}",
@@ -237,16 +250,22 @@ def parse(text: str) -> s.Formula:
             expected=None,
             text=text,
         ) from None
-    try:
-        return _ToAst().transform(tree)
-    except VisitError as err:
-        inner = err.orig_exc
-        if isinstance(inner, FormulaSyntaxError):
-            inner.text = text
-            raise inner from None
-        if isinstance(inner, SpecError):
-            raise SpecError(inner.message, where="formula", expected=inner.expected) from None
+    except VisitError as err:  # a callback's error, wrapped by some lark versions
+        _reraise(err.orig_exc, text)
         raise
+    except FormulaSyntaxError as err:
+        err.text = text
+        raise
+    except SpecError as err:  # e.g. a tree deeper than MAX_FORMULA_DEPTH
+        raise SpecError(err.message, where="formula", expected=err.expected) from None
+
+
+def _reraise(inner: BaseException, text: str) -> None:
+    if isinstance(inner, FormulaSyntaxError):
+        inner.text = text
+        raise inner from None
+    if isinstance(inner, SpecError):
+        raise SpecError(inner.message, where="formula", expected=inner.expected) from None
 
 
 def _end(text: str) -> tuple[int, int]:

@@ -14,8 +14,15 @@ by the compiler):
   (:class:`PosPred`, θ(i)) and on a count (:class:`CountPred`, θ(#[φ]));
 * K_t[#] (§4.5) is all of the above together.
 
-Text syntax: :mod:`attncert.logic.parser` (``parse``) and
-:mod:`attncert.logic.printer` (``to_text``, also ``str(formula)``).
+Text syntax: :mod:`attncert.logic.parser` (``parse``) and :func:`to_text` at the end of
+this module (also ``str(formula)``; :mod:`attncert.logic.printer` re-exports it). The
+printer lives with the tree it prints, so that ``str`` needs no import back into this
+module.
+
+Every node knows its nesting depth (:func:`depth`); a tree deeper than
+:data:`~attncert.limits.MAX_FORMULA_DEPTH` is refused when it is built (a
+:class:`~attncert.errors.SpecError` stating the limit), because the printer, the
+interpreter, the compiler and the hashing of frozen dataclasses recurse over the tree.
 """
 
 from __future__ import annotations
@@ -25,6 +32,14 @@ from dataclasses import dataclass
 from enum import Enum
 
 from attncert.errors import SpecError
+from attncert.limits import MAX_FORMULA_DEPTH
+from attncert.logic.numpred import predicate
+
+__implements__ = (
+    "Yang Definition 10",
+    "Yang Definition 14",
+    "Yang Definition 19",
+)
 
 
 class Formula:
@@ -32,12 +47,19 @@ class Formula:
 
     __slots__ = ()
 
+    def __post_init__(self) -> None:
+        d = 1 + max((c._depth for c in self.children()), default=-1)
+        if d > MAX_FORMULA_DEPTH:
+            raise SpecError(
+                f"operators nested {d} levels deep, more than the limit {MAX_FORMULA_DEPTH}",
+                expected=f"at most {MAX_FORMULA_DEPTH} nested operators (parentheses do not count)",
+            )
+        object.__setattr__(self, "_depth", d)
+
     def children(self) -> tuple[Formula, ...]:
         return ()
 
     def __str__(self) -> str:
-        from attncert.logic.printer import to_text
-
         return to_text(self)
 
     def subformulas(self) -> Iterator[Formula]:
@@ -79,6 +101,7 @@ class Atom(Formula):
     def __post_init__(self) -> None:
         if not isinstance(self.symbol, str) or len(self.symbol) != 1 or self.symbol.isspace():
             raise SpecError(f"atom symbol {self.symbol!r}", expected="one non-space character")
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
@@ -216,6 +239,7 @@ class Compare(Formula):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", CmpOp(self.op))
+        super().__post_init__()
 
     def count_terms(self) -> tuple[CountTerm, ...]:
         return tuple(t for _, t in self.left.terms) + tuple(t for _, t in self.right.terms)
@@ -242,9 +266,8 @@ class PosPred(Formula):
     pred: str
 
     def __post_init__(self) -> None:
-        from attncert.logic.numpred import predicate
-
         predicate(self.pred)
+        super().__post_init__()
 
 
 @dataclass(frozen=True)
@@ -255,11 +278,10 @@ class CountPred(Formula):
     term: CountTerm
 
     def __post_init__(self) -> None:
-        from attncert.logic.numpred import predicate
-
         predicate(self.pred)
         if not isinstance(self.term, CountTerm):
             raise SpecError(f"{self.term!r} is not a count term", expected="#<[...] or #>[...]")
+        super().__post_init__()
 
     def children(self) -> tuple[Formula, ...]:
         return (self.term.arg,)
@@ -290,6 +312,83 @@ def implies(a: Formula, b: Formula) -> Formula:
 
 
 def depth(f: Formula) -> int:
-    """Nesting depth of the syntax tree (atoms have depth 0)."""
-    cs = f.children()
-    return 0 if not cs else 1 + max(depth(c) for c in cs)
+    """Nesting depth of the syntax tree (atoms have depth 0; at most MAX_FORMULA_DEPTH)."""
+    return f._depth  # type: ignore[attr-defined]  # set by Formula.__post_init__
+
+
+# ----------------------------------------------------------------------------- text
+# Round trip: ``parse(to_text(f)) == f`` for every formula ``f`` (tested with hypothesis).
+# Parentheses are inserted exactly where precedence requires them: ``|`` < ``&`` <
+# ``S``/``U`` (non-associative) < unary < atoms; ``&`` and ``|`` are left-associative.
+
+_OR, _AND, _SU, _UNARY, _ATOM = 1, 2, 3, 4, 5
+
+
+def _level(f: Formula) -> int:
+    if isinstance(f, Or):
+        return _OR
+    if isinstance(f, And):
+        return _AND
+    if isinstance(f, (Since, Until)):
+        return _SU
+    if isinstance(f, (Not, Prev, Next)):
+        return _UNARY
+    return _ATOM
+
+
+def _wrap(f: Formula, min_level: int) -> str:
+    text = to_text(f)
+    return f"({text})" if _level(f) < min_level else text
+
+
+def _count(t: CountTerm) -> str:
+    op = "#<" if isinstance(t, CountLeft) else "#>"
+    return f"{op}[{to_text(t.arg)}]"
+
+
+def linear_text(lin: Linear) -> str:
+    """The text of an integer linear combination of count terms."""
+    parts: list[str] = []
+    for k, (c, t) in enumerate(lin.terms):
+        mag = abs(c)
+        body = _count(t) if mag == 1 else f"{mag}*{_count(t)}"
+        if k == 0:
+            parts.append(("-" if c < 0 else "") + body)
+        else:
+            parts.append((" - " if c < 0 else " + ") + body)
+    if lin.const != 0 or not lin.terms:
+        if not lin.terms:
+            parts.append(str(lin.const))
+        else:
+            parts.append((" - " if lin.const < 0 else " + ") + str(abs(lin.const)))
+    return "".join(parts)
+
+
+def to_text(f: Formula) -> str:
+    """The ASCII text of ``f`` (the syntax of :mod:`attncert.logic.parser`)."""
+    simple = {Top: "true", Bottom: "false", First: "first", Last: "last"}
+    if type(f) in simple:
+        return simple[type(f)]
+    if isinstance(f, Atom):
+        return f"Q_{f.symbol}"
+    if isinstance(f, Not):
+        return "!" + _wrap(f.arg, _UNARY)
+    if isinstance(f, Prev):
+        return "prev " + _wrap(f.arg, _UNARY)
+    if isinstance(f, Next):
+        return "next " + _wrap(f.arg, _UNARY)
+    if isinstance(f, And):
+        return f"{_wrap(f.left, _AND)} & {_wrap(f.right, _AND + 1)}"
+    if isinstance(f, Or):
+        return f"{_wrap(f.left, _OR)} | {_wrap(f.right, _OR + 1)}"
+    if isinstance(f, Since):
+        return f"{_wrap(f.left, _UNARY)} S {_wrap(f.right, _UNARY)}"
+    if isinstance(f, Until):
+        return f"{_wrap(f.left, _UNARY)} U {_wrap(f.right, _UNARY)}"
+    if isinstance(f, Compare):
+        return f"{linear_text(f.left)} {f.op.value} {linear_text(f.right)}"
+    if isinstance(f, PosPred):
+        return f"{f.pred}(i)"
+    if isinstance(f, CountPred):
+        return f"{f.pred}({_count(f.term)})"
+    raise TypeError(f"not a formula: {f!r}")

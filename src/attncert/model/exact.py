@@ -86,7 +86,14 @@ def exact_weights(model: Model) -> ExactWeights:
     cached = _CACHE.get(model)
     if cached is not None:
         return cached
-    model.require_plain("exact rational evaluation")
+    if model.extensions:
+        raise UnsupportedError(
+            "this exact rational evaluator covers models without "
+            + ", ".join(model.extensions)
+            + f" (model {model.name!r})",
+            expected="attncert.forward_rigorous(model, string): exact or certified-interval "
+            "evaluation of every model",
+        )
     layers = []
     for layer in model.layers:
         heads = tuple(

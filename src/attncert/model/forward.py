@@ -24,6 +24,13 @@ from attncert.errors import InputError
 from attncert.model.positional import feature_matrix
 from attncert.model.spec import Activation, AttentionKind, FeedForward, Head, LayerNorm, Model
 
+__implements__ = (
+    "Yang Definition 1",
+    "Yang Definition 2",
+    "Yang Definition 3",
+    "Yang Definition 4",
+)
+
 
 @dataclass(frozen=True, eq=False)
 class LayerTrace:

@@ -182,11 +182,35 @@ ZOO: dict[str, Callable[[], Model]] = {
     "anbn": anbn,
     "random-L2-H2-d16": lambda: random_model(2, 2, 16, seed=0),
 }
+#: One line per zoo entry for ``attncert zoo list``. Kept beside the zoo, not in the
+#: model's ``meta``: the meta is part of the content hash that certificates and proof
+#: artifacts refer to, and a better description must not change a model's identity.
+ZOO_DESCRIPTIONS: dict[str, str] = {
+    "ones_star": "1* recogniser: a leftmost-hard head finds a 0 if there is one (exact)",
+    "anbn": "aⁿbⁿ recogniser: a leftmost-hard head looks for a misplaced symbol, with the "
+    "positional features [i>n/2] and (−1)^n",
+    "random-L2-H2-d16": "seeded random model, 2 layers × 2 leftmost-hard heads, d = 16 (seed "
+    "0); certify's default — from n = 64 on its decision is constant on the restriction "
+    "found (CERTIFIED-TRIVIAL)",
+}
 
 
-def register(name: str, factory: Callable[[], Model]) -> None:
-    """Add a named model to the zoo (used by other subpackages for their built-ins)."""
+def register(name: str, factory: Callable[[], Model], description: str = "") -> None:
+    """Add a named model to the zoo (used by other subpackages for their built-ins), with
+    its one-line description for ``attncert zoo list``."""
     ZOO[name] = factory
+    if description:
+        ZOO_DESCRIPTIONS[name] = description
+
+
+def zoo_description(name: str) -> str:
+    """The zoo's one-line description of ``name`` (else the model's ``meta``)."""
+    _load_extensions()
+    text = ZOO_DESCRIPTIONS.get(name)
+    if text:
+        return text
+    meta = zoo_model(name).meta
+    return str(meta.get("description") or meta.get("language") or "")
 
 
 def zoo_model(name: str) -> Model:

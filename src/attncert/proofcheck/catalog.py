@@ -33,6 +33,9 @@ class ArtifactSpec:
 
 
 _T1 = ("Theorem 1", "Corollary 2")
+#: (ab)⁺ in LTL (Yang et al. Corollary 17): ends in b, no two neighbours equal (▷), the first
+#: position (¬◁⊤) holds a and is followed by a b after a's only (U).
+ALTERNATING_AB = "Q_b & !(true S ((Q_a & next Q_a) | (Q_b & next Q_b))) & (true S (!prev true & Q_a & (Q_a U Q_b)))"
 _HAHN = "Hahn 2020"
 _YANG = "Yang 2024"
 
@@ -104,17 +107,24 @@ CATALOG: tuple[ArtifactSpec, ...] = (
             _HAHN,
             (
                 "Lemma 4",
-                "Definition 5",
+                "eq. (6)",
                 "eq. (8)",
                 "eq. (9)",
                 "eq. (10)",
                 "eq. (11)",
                 "eq. (12)",
-                "Corollary 24",
+                "S1 Definition 5",
+                "S1 Lemma 17",
+                "S1 Lemma 21",
+                "S1 Lemma 22",
+                "S1 Lemma 23",
+                "S1 Corollary 24",
             ),
-            "Each quantitative step of the Depth Reduction Lemma at c = 1, H = 2, C = 1, "
-            "C′ = 1/2 (Definition 5's default η, q, δ), with the smallest k for (12) and N for "
-            "(11); the steps that fail as written are reported with counterexamples.",
+            "Every displayed step of the Depth Reduction Lemma's proof — main text (4)–(12), "
+            "supplement S1 (1)–(33) — as a claim checked at c = 1, H = 2, C = 1, C′ = 1/2 "
+            "(Definition 5's default η, q, δ) and in general, with the smallest k for (12) and "
+            "N for (11); the steps that fail as printed are reported with verified "
+            "counterexamples.",
         ),
         {"c": 1, "H": 2, "C": "1", "C_prime": "1/2"},
     ),
@@ -135,7 +145,7 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         "lemma5",
         Exhibits(
             _HAHN,
-            ("Lemma 5", "S2"),
+            ("Lemma 5", "S2 eq. (35)"),
             "On the exact soft PARITY transformer, changing one input symbol changes the "
             "readout logit by at most the corrected Lemma 5 bound (computed from the weights), "
             "which decays like 1/n; the measured change decays like 1/n².",
@@ -178,6 +188,44 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         ),
         {"regime": "temperature", "alphabet": "01", "max_len": 12, "cross_check": 8},
         formula="ODD(#<[Q_1])",
+    ),
+    ArtifactSpec(
+        "yang2024/proposition11/first-future-masked",
+        "z3_agreement",
+        Exhibits(
+            _YANG,
+            ("Proposition 11",),
+            "Proposition 11(a): uniform future-masked softmax attention on the positional "
+            "encoding (−1)^i, rounded by a ReLU FFN, marks exactly the first position of every "
+            "string over ab of length ≤ 12.",
+        ),
+        {"construction": "proposition11", "alphabet": "ab", "max_len": 12, "cross_check": 6},
+        formula="first",
+    ),
+    ArtifactSpec(
+        "yang2024/proposition11/last-past-masked",
+        "z3_agreement",
+        Exhibits(
+            _YANG,
+            ("Proposition 11",),
+            "Proposition 11(b): uniform past-masked attention on (−1)^i marks exactly the last "
+            "position of every string over ab of length ≤ 12.",
+        ),
+        {"construction": "proposition11", "alphabet": "ab", "max_len": 12, "cross_check": 6},
+        formula="last",
+    ),
+    ArtifactSpec(
+        "yang2024/corollary17/alternating-ab-temperature",
+        "z3_agreement",
+        Exhibits(
+            _YANG,
+            ("Corollary 17",),
+            "The star-free language (ab)⁺, written in LTL with ◁, ▷, S and U, compiled with "
+            "temperature scaling: the soft transformer computes the formula at every position "
+            "of every string over ab of length ≤ 10.",
+        ),
+        {"regime": "temperature", "alphabet": "ab", "max_len": 10, "cross_check": 6},
+        formula=ALTERNATING_AB,
     ),
     ArtifactSpec(
         "yang2024/theorem26/dyck2-program",

@@ -1,15 +1,13 @@
-"""``attncert check DIR``: re-verify every proof artifact under DIR and print a table
-(artifact, result, status, time); exit 0 if all are verified, 1 otherwise (2 bad input).
+"""The table ``attncert check DIR`` prints after re-verifying every proof artifact under
+DIR (artifact, result, status, time); the command itself is in
+:mod:`attncert.cli.commands.check`.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from attncert.proofcheck.tree import TreeReport
 
-from attncert.proofcheck.tree import TreeReport, check_tree
-
-__all__ = ["render", "run_tree"]
+__all__ = ["render"]
 
 
 def _clip(text: str, width: int) -> str:
@@ -17,7 +15,7 @@ def _clip(text: str, width: int) -> str:
 
 
 def render(report: TreeReport) -> str:
-    """The table of :func:`run_tree`, followed by one line per failure reason."""
+    """The table of a tree check, followed by one line per failure reason."""
     rows = [
         (r.artifact, r.result, r.status.upper() if not r.ok else "ok", f"{r.seconds:.2f}s")
         for r in report.results
@@ -41,18 +39,3 @@ def render(report: TreeReport) -> str:
     for r in failed:
         out.extend(f"FAIL {reason}" for reason in r.reasons)
     return "\n".join(out)
-
-
-def run_tree(path: str | Path, as_json: bool = False) -> int:
-    """Check the tree at ``path``; print the table (or JSON); return the exit code."""
-    interactive = not as_json and sys.stderr.isatty()
-    report = check_tree(
-        path, progress=(lambda name: print(f"… {name}", file=sys.stderr)) if interactive else None
-    )
-    if as_json:
-        from attncert.cli.common import print_json
-
-        print_json(report.as_dict())
-    else:
-        print(render(report))
-    return 0 if report.ok else 1

@@ -7,9 +7,13 @@ Every directory holding a ``manifest.json`` is an artifact. For each, in order:
    ``tampered``);
 3. its model (``zoo:NAME`` or a file of the artifact) still has the content hash recorded at
    generation (else ``stale`` — e.g. a zoo model's weights changed);
-4. the kind's trusted checker re-verifies the content (else ``rejected``).
+4. what the manifest claims to exhibit is a result of the paper that this kind of artifact,
+   with this content, can show (:mod:`attncert.proofcheck.exhibits`; else ``rejected``) —
+   so a copied artifact whose manifest claims "Theorem 7" or another result is refused
+   wherever it lies;
+5. the kind's trusted checker re-verifies the content (else ``rejected``).
 
-Step 4 runs even when a file's hash does not match, so a tampered certificate is reported
+Step 5 runs even when a file's hash does not match, so a tampered certificate is reported
 with both reasons; it is skipped when a file is missing or the model cannot be used.
 
 If the root holds ``index.json`` (written by :func:`attncert.proofcheck.regenerate`), every
@@ -28,6 +32,7 @@ from typing import Any
 
 from attncert.errors import AttncertError, InputError
 from attncert.io import read_json
+from attncert.proofcheck.exhibits import exhibit_problems
 from attncert.proofcheck.kinds import Context, get_kind
 from attncert.proofcheck.manifest import MANIFEST, Manifest, load_manifest, sha256_file
 
@@ -213,6 +218,8 @@ def check_artifact(directory: str | os.PathLike[str], name: str | None = None) -
         return result(manifest)
     if missing:
         return result(manifest)
+    for why in exhibit_problems(d, manifest, model):
+        reasons.append(("rejected", f"overclaims: {why}"))
     try:
         outcome = kind.check(Context(d, manifest, model))
     except AttncertError as err:

@@ -8,170 +8,42 @@ a confirmed disagreement is reported as a counterexample. When the structured pr
 cannot conclude (unsupported shape, possible tie, error bound too loose for a row, or
 an unconfirmed abstract counterexample) and |Σ|ⁿ is small, every string is checked by
 interval evaluation instead (the per-string fallback); otherwise the length is
-*unknown*. Lengths are independent and run in parallel processes (``jobs``).
+*unknown* (one length: :mod:`attncert.prove.length`). Lengths are independent and run in
+parallel processes (``jobs``), or as tasks on a Dask cluster (``dask=True`` for an
+embedded LocalCluster of ``jobs`` workers, ``scheduler="tcp://…"`` for an existing one;
+:mod:`attncert.prove.cluster`).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
-import random
-import re
+import signal
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from attncert.errors import InputError, ParameterError, SpecError
+from attncert.errors import InputError, ParameterError
 from attncert.logic import syntax as s
-from attncert.logic.interpreter import evaluate_batch
 from attncert.logic.parser import parse
-from attncert.model.forward import forward_tokens
 from attncert.model.spec import Model
-from attncert.prove.enumerate import enumerate_agreement, recheck
-from attncert.prove.gaps import PossibleTie, Unsupported
-from attncert.prove.layer import LengthProver
-from attncert.prove.result import HeadSummary, LengthResult, ProofResult
-from attncert.prove.structure import Plan, build_claims
+from attncert.prove.coordinate import designated_coordinate
+from attncert.prove.length import build_plan, prove_length, set_state
+from attncert.prove.result import LengthResult, ProofResult
 
 FALLBACK_STRINGS = 2**14
-_SYM = re.compile(r"x(\d+)_(\d+)")
-SEARCH_STRINGS = 256
 
 
-def designated_coordinate(model: Model) -> int:
-    """The coordinate read as the formula's value: the compiler's readout record, or a
-    readout ``weight = e_c, bias = −½``."""
-    rec = model.meta.get("readout") if model.meta else None
-    if isinstance(rec, Mapping) and "coord" in rec:
-        return int(rec["coord"])
-    w = np.asarray(model.readout.weight)
-    nz = np.flatnonzero(w)
-    if len(nz) == 1 and w[nz[0]] == 1.0 and model.readout.bias == -0.5:
-        return int(nz[0])
-    raise SpecError(
-        "cannot tell which coordinate holds the formula's value",
-        where="coordinate",
-        expected="coordinate=… (the readout is not 'y[c] > ½')",
-    )
+# ----- process pool -------------------------------------------------------------------------------
 
 
-# ----- one length ------------------------------------------------------------------------------
-
-_STATE: dict[str, Any] = {}
-
-
-def _setup(model: Model, formula: s.Formula, plan: Plan | None, opts: dict[str, Any]) -> None:
-    _STATE.update(model=model, formula=formula, plan=plan, opts=opts)
-
-
-def _one(n: int) -> LengthResult:
-    st = _STATE
-    model, formula, plan, o = st["model"], st["formula"], st["plan"], st["opts"]
-    t0 = time.perf_counter()
-    reason = ""
-    queries: tuple = ()
-    heads: tuple = ()
-    hint: list[dict[str, Any]] = []
-    verdict, method, cex = "unknown", "none", None
-    if plan is not None:
-        lp = LengthProver(
-            plan,
-            n,
-            last_only=o["last_only"],
-            timeout_ms=o["timeout_ms"],
-            smt2_dir=o["smt2_dir"],
-        )
-        try:
-            ok = lp.run()
-        except (Unsupported, PossibleTie) as err:
-            ok, reason = False, f"{type(err).__name__}: {err}"
-        queries = tuple(r.to_dict() for r in lp.records)
-        heads = tuple(
-            HeadSummary(
-                h.layer,
-                h.head,
-                h.method or "exact",
-                None if h.min_gap is None else str(h.min_gap),
-                None if h.min_gap is None else float(h.min_gap),
-                float(h.max_eps),
-            )
-            for h in lp.head_stats
-        )
-        if ok:
-            verdict, method = "proved", "decomposed"
-        elif lp.failure is not None:
-            f = lp.failure
-            reason = f"claim {f.claim.text!r} at row {f.row}: " + (
-                "the error bound is too large for the rounding"
-                if f.robust_only
-                else "the hard computation disagrees"
-            )
-            hint = [f.model]
-        elif lp.unknown:
-            reason = lp.unknown
-    if verdict != "proved":
-        found = _search(model, formula, n, o, hint)
-        if found is not None:
-            verdict, method, cex = "counterexample", "search", found.to_dict()
-        elif len(model.alphabet) ** n <= o["fallback_strings"]:
-            res = enumerate_agreement(model, formula, n, coord=o["coord"], last_only=o["last_only"])
-            verdict, method = res.verdict, "enumeration"
-            if res.counterexample is not None:
-                cex = res.counterexample.to_dict()
-            if res.undecided:
-                reason += f"; {len(res.undecided)} strings undecided by intervals"
-        else:
-            reason = reason or "no proof"
-            reason += f"; |Σ|^n = {len(model.alphabet) ** n} strings exceed the enumeration budget"
-    cross = None
-    if n <= o["cross_check"]:
-        res = enumerate_agreement(model, formula, n, coord=o["coord"], last_only=o["last_only"])
-        cross = "agree" if res.verdict == verdict else f"disagree: enumeration says {res.verdict}"
-    return LengthResult(
-        n, verdict, method, time.perf_counter() - t0, queries, heads, cex, reason.strip("; "), cross
-    )
-
-
-def _search(model, formula, n, o, hints) -> Any:
-    """Candidate strings from z3 models and random draws; float screen, interval confirm."""
-    alpha = model.alphabet
-    rng = random.Random(n)
-    cands: list[str] = []
-    for h in hints:
-        fixed = {}
-        for k, v in (h or {}).items():
-            m = _SYM.fullmatch(k)
-            if m and v is True:
-                j, a = int(m.group(1)), int(m.group(2))
-                if 1 <= j <= n and 0 <= a < len(alpha):
-                    fixed[j] = alpha[a]
-        for a in alpha:
-            cands.append("".join(fixed.get(j, a) for j in range(1, n + 1)))
-        for _ in range(32):
-            cands.append("".join(fixed.get(j, rng.choice(alpha)) for j in range(1, n + 1)))
-    for _ in range(SEARCH_STRINGS if not hints else 64):
-        cands.append("".join(rng.choice(alpha) for _ in range(n)))
-    cands = list(dict.fromkeys(cands))
-    coord = o["coord"]
-    tokens = np.array([model.encode(w) for w in cands], dtype=np.int64)
-    out = forward_tokens(model, tokens).final[:, :, coord]
-    off = model.input_offset()
-    got = out[:, off : off + n] > 0.5
-    truth = evaluate_batch(formula, cands)
-    if o["last_only"]:
-        bad = np.flatnonzero(got[:, -1] != truth[:, -1])
-    else:
-        bad = np.flatnonzero(np.any(got != truth, axis=1))
-    # near-threshold strings are worth an interval check too
-    near = np.flatnonzero(np.any(np.abs(out[:, off : off + n] - 0.5) < 1e-6, axis=1))
-    for b in list(bad[:16]) + list(near[:4]):
-        r = recheck(model, formula, cands[b], coord, o["last_only"])
-        if r is not None and r != "undecided":
-            return r
-    return None
+def _worker_setup(*args: Any) -> None:
+    """Pool initializer: workers ignore SIGINT. A Ctrl-C reaches the whole process group;
+    only the parent acts on it (it terminates the pool and exits with status 130), so no
+    worker prints a "Process ForkPoolWorker-…" traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    set_state(*args)
 
 
 # ----- the public entry point ---------------------------------------------------------------------
@@ -194,6 +66,8 @@ def prove_agreement(
     cross_check: int = 0,
     fallback_strings: int = FALLBACK_STRINGS,
     progress: bool = False,
+    dask: bool = False,
+    scheduler: str | None = None,
 ) -> ProofResult:
     """Prove that the rounded output of ``model`` at its designated coordinate equals
     ``formula`` on every string of every length ``min_len…max_len`` (at every position,
@@ -205,6 +79,11 @@ def prove_agreement(
     not trusted). ``cross_check=k`` re-decides every n ≤ k by exhaustive interval
     enumeration and records whether the verdicts agree. Each ``.smt2`` query is written to
     ``smt2_dir`` if given; ``timeout`` is per query (seconds).
+
+    ``jobs`` processes share the lengths (a local process pool); with ``dask=True`` they
+    are tasks on an embedded Dask LocalCluster of ``jobs`` workers, with
+    ``scheduler=ADDRESS`` on an existing cluster (``smt2_dir`` is then a path on the
+    workers).
     """
     f = parse(formula) if isinstance(formula, str) else formula
     if not isinstance(f, s.Formula):
@@ -228,17 +107,9 @@ def prove_agreement(
     missing = {a.symbol for a in f.subformulas() if isinstance(a, s.Atom)} - set(model.alphabet)
     if missing:
         notes.append(f"symbols {sorted(missing)} are not in the model's alphabet (always false)")
-    plan = None
-    try:
-        plan = Plan(model, build_claims(model, f, coord, claims))
-    except Unsupported as err:
-        notes.append(f"decomposed prover unavailable: {err}")
-    except Exception as err:  # UnsupportedError from Plan
-        from attncert.errors import UnsupportedError
-
-        if not isinstance(err, UnsupportedError):
-            raise
-        notes.append(f"decomposed prover unavailable: {err.message}")
+    plan, why = build_plan(model, f, coord, claims)
+    if why:
+        notes.append(f"decomposed prover unavailable: {why}")
     if smt2_dir is not None:
         Path(smt2_dir).mkdir(parents=True, exist_ok=True)
     opts = {
@@ -257,21 +128,36 @@ def prove_agreement(
 
         bar = tqdm(total=len(ns), desc="prove", unit="n", file=sys.stderr, leave=False)
     results: list[LengthResult] = []
-    if jobs == 1 or len(ns) == 1:
-        _setup(model, f, plan, opts)
-        for n in ns:
-            results.append(_one(n))
-            if bar:
-                bar.update()
-    else:
-        ctx = mp.get_context("fork")
-        with ctx.Pool(jobs, initializer=_setup, initargs=(model, f, plan, opts)) as pool:
-            for r in pool.imap_unordered(_one, ns):
-                results.append(r)
+    try:
+        if dask or scheduler is not None:
+            from attncert.prove.cluster import payload, prove_lengths
+
+            done, where = prove_lengths(
+                payload(model, f, coord, claims, opts),
+                ns,
+                scheduler=scheduler,
+                workers=jobs,
+                on_result=(lambda _r: bar.update()) if bar else None,
+            )
+            results += done
+            notes.append(f"lengths ran as tasks on Dask: {where}")
+        elif jobs == 1 or len(ns) == 1:
+            set_state(model, f, plan, opts)
+            for n in ns:
+                results.append(prove_length(n))
                 if bar:
                     bar.update()
-    if bar:
-        bar.close()
+        else:
+            ctx = mp.get_context("fork")
+            # leaving the block (also on KeyboardInterrupt) terminates the workers
+            with ctx.Pool(jobs, initializer=_worker_setup, initargs=(model, f, plan, opts)) as pool:
+                for r in pool.imap_unordered(prove_length, ns):
+                    results.append(r)
+                    if bar:
+                        bar.update()
+    finally:
+        if bar:
+            bar.close()
     results.sort(key=lambda r: r.n)
     return ProofResult(
         formula=str(f),

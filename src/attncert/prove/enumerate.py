@@ -30,6 +30,7 @@ from attncert.logic.interpreter import evaluate
 from attncert.logic.parser import parse
 from attncert.model.positional import feature_matrix_exact
 from attncert.model.spec import AttentionKind, Model
+from attncert.prove.coordinate import designated_coordinate
 
 MAX_PREC = 212
 HALF = arb(fmpq(1, 2))
@@ -310,6 +311,4 @@ def enumerate_agreement(
 def _coord(model: Model, coord: int | None) -> int:
     if coord is not None:
         return int(coord)
-    from attncert.prove.driver import designated_coordinate
-
     return designated_coordinate(model)

@@ -23,6 +23,8 @@ from flint import arb, fmpq
 
 from attncert.model.spec import Temperature
 
+__implements__ = ("Yang Lemma 6",)
+
 TINY_Q = fmpq(1, 2**120)
 TINY = arb(TINY_Q)
 

@@ -7,13 +7,14 @@ plus an exact error bound (0 for exact coordinates). For each layer:
 1. every head's hard output is computed per query row by :mod:`attncert.prove.gaps`
    (decision list / table / sign case) together with its gap staircase — the gap
    certificate over the layer's possible inputs (b); sign heads' |z| ≥ δ is proved by
-   one z3 query per (n, head);
+   one z3 query per (n, head) (:mod:`attncert.prove.layer_attention`);
 2. :func:`attncert.prove.intervals.staircase_bound` turns staircase and β(N) into an
    exact error bound ε per row and value coordinate (c);
 3. for every claim checked at this layer and every row, one z3 query asserts that some
    claimed coordinate, computed by the layer's FFN from the hard values plus any errors
-   |δ| ≤ ε, differs from the formula's value (semantics in
-   :mod:`attncert.prove.semantics`); ``unsat`` proves (a) and (d) together;
+   |δ| ≤ ε, differs from the formula's value (query text in
+   :mod:`attncert.prove.layer_smt`, semantics in :mod:`attncert.prove.semantics`);
+   ``unsat`` proves (a) and (d) together;
 4. proved claim coordinates are replaced by free Boolean atoms; other live coordinates
    keep their terms and get errors by Lipschitz bounds (ReLU is 1-Lipschitz), or 0 if a
    z3 exactness query shows the FFN rounds their error away.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,26 +37,18 @@ from flint import fmpq
 from attncert.logic import syntax as s
 from attncert.logic.numpred import predicate
 from attncert.model.positional import PosFeature
-from attncert.model.spec import AttentionKind
 from attncert.prove import expr as E
 from attncert.prove import gaps as G
-from attncert.prove.intervals import beta_arb, staircase_bound
-from attncert.prove.semantics import SemEncoder, atom_decls, claim_atom, sym_atom
+from attncert.prove.layer_attention import HeadStats, SignRow, hard_attention
+from attncert.prove.layer_smt import LayerSnapshot, head_writes_of
+from attncert.prove.semantics import atom_decls, claim_atom, sym_atom
 from attncert.prove.smt import QueryRecord, solve
 from attncert.prove.structure import Claim, Plan
 
 Unsupported = G.Unsupported
 PossibleTie = G.PossibleTie
 
-
-@dataclass
-class HeadStats:
-    layer: int
-    head: int
-    method: str
-    min_gap: fmpq | None = None
-    max_eps: fmpq = field(default_factory=lambda: fmpq(0))
-    rows: int = 0
+__all__ = ["Failure", "HeadStats", "LengthProver", "PossibleTie", "Unsupported"]
 
 
 @dataclass
@@ -210,133 +203,21 @@ class LengthProver:
 
     # ----- attention -------------------------------------------------------------------------
     def attention(self, li: int, vals, errs):
-        """Hard outputs per head/row/value row and their error bounds."""
-        p, n = self.plan, self.n
-        lw = p.layers[li]
-        outs: list[list[list[E.Term]]] = []  # [head][row-1][r]
-        eps: list[list[list[fmpq]]] = []
-        for hi, hw in enumerate(lw.heads):
-            stats = HeadStats(li, hi, "uniform" if hw.uniform else "")
-            methods: set[str] = set()
-            self.head_stats.append(stats)
-            beta = beta_arb(hw.temperature, n) if hw.kind is AttentionKind.SOFTMAX else None
-            K = {j: [_dot(r, vals, j) for r in hw.wk] for j in range(1, n + 1)}
-            V = {j: [_dot(r, vals, j) for r in hw.wv] for j in range(1, n + 1)}
-            verr = {j: [_err_dot(r, errs, j) for r in hw.wv] for j in range(1, n + 1)}
-            kerr = {j: [_err_dot(r, errs, j) for r in hw.wk] for j in range(1, n + 1)}
-            h_out, h_eps = [], []
-            cache: dict = {}
-            sign_rows: list[tuple[int, E.Term, fmpq]] = []
-            for i in range(1, n + 1):
-                keys = G.visible(hw.mask, i, n)
-                dv = len(hw.wv)
-                vpert = [max((verr[j][r] for j in keys), default=fmpq(0)) for r in range(dv)]
-                if not keys:
-                    h_out.append([E.const(0)] * dv)
-                    h_eps.append([fmpq(0)] * dv)
-                    continue
-                if hw.uniform and hw.kind in (AttentionKind.SOFTMAX, AttentionKind.AVERAGE):
-                    h_out.append(G.uniform_row(hw.mask, i, n, {j: V[j] for j in keys}, self.lits))
-                    h_eps.append(vpert)
-                    continue
-                if len(keys) == 1:
-                    # one visible key: attention is exact whatever the scores
-                    h_out.append(list(V[keys[0]]))
-                    h_eps.append(vpert)
-                    continue
-                Q = [_dot(r, vals, i) for r in hw.wq]
-                qerr = [_err_dot(r, errs, i) for r in hw.wq]
-                eta = _score_perturbation(Q, qerr, [K[j] for j in keys], [kerr[j] for j in keys])
-                q_const = all(E.is_const(t) for t in Q)
+        """Hard outputs per head/row/value row and their error bounds
+        (:func:`attncert.prove.layer_attention.hard_attention`)."""
+        return hard_attention(
+            self.plan,
+            li,
+            self.n,
+            vals,
+            errs,
+            self.lits,
+            strict_ties=self.strict_ties,
+            head_stats=self.head_stats,
+            check_sign=lambda hi, rows: self.sign_query(li, hi, rows),
+        )
 
-                def key_options(qv, i=i, keys=keys, hw=hw, eta=eta, cache=cache, K=K, V=V):
-                    """Decision list of this row for one query vector; ties are refused."""
-                    o, st, grp = G.key_options_row(
-                        i,
-                        qv,
-                        {j: K[j] for j in keys},
-                        {j: V[j] for j in keys},
-                        hw.kind,
-                        cache,
-                    )
-                    if self.strict_ties and grp > 1:
-                        raise PossibleTie(i, tuple(keys), f"{grp} keys share the maximum")
-                    if st is not None and st.group > 1 and eta > 0:
-                        raise Unsupported("tied group with perturbed scores")
-                    return o, st
-
-                k_const = all(E.is_const(t) for j in keys for t in K[j])
-                if q_const:
-                    methods.add("key-options")
-                    out, st = key_options([t.const for t in Q])
-                    stairs = [st] if st is not None else []
-                elif k_const:
-                    if any(e for j in keys for e in kerr[j]):
-                        raise Unsupported("constant keys read approximate coordinates")
-                    kvals = {j: [t.const for t in K[j]] for j in keys}
-                    line = G.line_params(list(kvals.values()))
-                    if line is not None and hw.kind in (
-                        AttentionKind.SOFTMAX,
-                        AttentionKind.AVERAGE,
-                    ):
-                        methods.add("sign")
-                        zeta_of = _zeta_of(qerr)
-                        out, stairs, z, delta, _zeta = G.sign_row(
-                            i, Q, kvals, {j: V[j] for j in keys}, zeta_of
-                        )
-                        sign_rows.append((i, z, delta))
-                        if self.strict_ties and any(st.group > 1 for st in stairs):
-                            raise PossibleTie(i, tuple(keys), "a group of equal keys is maximal")
-                        eta = fmpq(0)  # folded into the staircase gaps
-                    else:
-                        methods.add("query-options")
-                        if not all(E.is_const(t) for j in keys for t in V[j]):
-                            raise Unsupported("query-option head with non-constant values")
-                        out, st = G.query_options_row(
-                            i, Q, kvals, {j: [t.const for t in V[j]] for j in keys}, hw.kind
-                        )
-                        stairs = [st] if st is not None else []
-                else:
-                    # both sides depend on the input: enumerate the query's (few) values
-                    qats: set[E.Atom] = set()
-                    for tq in Q:
-                        E.atoms(tq, qats)
-                    if any(a.kind == "int" for a in qats) or E.n_assignments(qats) > 16:
-                        raise Unsupported("query and keys both depend on the input")
-                    methods.add("key-options")
-                    cases, stairs = [], []
-                    for qasg in E.assignments(qats):
-                        o, st = key_options([E.ev(tq, qasg) for tq in Q])
-                        cases.append((qasg, o))
-                        stairs.append(st)
-                    dvv = len(cases[0][1])
-                    out = [E.table([(a, o[r]) for a, o in cases]) for r in range(dvv)]
-                row_eps = []
-                for r in range(len(hw.wv)):
-                    e = fmpq(0)
-                    for st in stairs:
-                        if hw.kind is AttentionKind.SOFTMAX and st is not None:
-                            e = max(e, staircase_bound(st, beta, eta))
-                    row_eps.append(e + vpert[r])
-                for st in stairs:
-                    if st is not None and st.min_gap is not None:
-                        g = st.min_gap
-                        stats.min_gap = (
-                            g if stats.min_gap is None or g < stats.min_gap else stats.min_gap
-                        )
-                stats.max_eps = max([stats.max_eps, *row_eps])
-                stats.rows += 1
-                h_out.append(out)
-                h_eps.append(row_eps)
-            if methods:
-                stats.method = "+".join(sorted(methods))
-            if sign_rows and not self.sign_query(li, hi, sign_rows):
-                return None, None
-            outs.append(h_out)
-            eps.append(h_eps)
-        return outs, eps
-
-    def sign_query(self, li: int, hi: int, rows: list[tuple[int, E.Term, fmpq]]) -> bool:
+    def sign_query(self, li: int, hi: int, rows: list[SignRow]) -> bool:
         """(b) for sign heads: one z3 query proving |z_i| ≥ δ_i for every row i."""
         ats: set[E.Atom] = set()
         parts = []
@@ -360,11 +241,8 @@ class LengthProver:
         target = next(c for c in p.claims if c.target)
         live = p.live_after(level, target.coord)
         # after-attention terms and errors per coordinate/row
-        head_writes: dict[int, list[tuple[int, int, fmpq]]] = {}
-        for hi, hw in enumerate(lw.heads):
-            for r, col in enumerate(hw.wo_cols):
-                for c, w in col.items():
-                    head_writes.setdefault(c, []).append((hi, r, w))
+        head_writes = head_writes_of(lw)
+        snap = LayerSnapshot(lw, n, vals, errs, outs, eps, head_writes)
         after: dict[int, list[E.Term | None]] = {}
         aerr: dict[int, list[fmpq]] = {}
         for c in range(p.d):
@@ -393,7 +271,7 @@ class LengthProver:
                 todo = [cl for cl in claims if not (cl.target and self.last_only and i != n)]
                 if not todo:
                     continue
-                text = self.agreement_text(li, i, vals, errs, outs, eps, head_writes, todo)
+                text = self.agreement_text(snap, i, todo)
                 rec, model = self._query("agreement", text, li, None, i)
                 if rec.verdict == "unsat":
                     continue
@@ -404,14 +282,12 @@ class LengthProver:
                 culprit = todo[0]
                 if len(todo) > 1:
                     for cl in todo:
-                        one = self.agreement_text(li, i, vals, errs, outs, eps, head_writes, [cl])
+                        one = self.agreement_text(snap, i, [cl])
                         r1, m1 = self._query("agreement-claim", one, li, None, i)
                         if r1.verdict == "sat":
                             culprit, model = cl, m1
                             break
-                hard_text = self.agreement_text(
-                    li, i, vals, errs, outs, eps, head_writes, [culprit], zero_errors=True
-                )
+                hard_text = self.agreement_text(snap, i, [culprit], zero_errors=True)
                 rec0, model0 = self._query("agreement-hard", hard_text, li, None, i)
                 robust_only = rec0.verdict == "unsat"
                 bad = model if robust_only else model0
@@ -465,7 +341,7 @@ class LengthProver:
             for i in range(1, n + 1):
                 if new_errs[c][i - 1] == 0:
                     continue
-                text = self.exactness_text(li, i, vals, errs, outs, eps, head_writes, {c})
+                text = snap.exactness_text(i, {c})
                 rec, _ = self._query("exactness", text, li, None, i)
                 if rec.verdict == "unsat":
                     new_errs[c][i - 1] = fmpq(0)
@@ -501,80 +377,18 @@ class LengthProver:
             return E.var(E.Var(sym_atom(j, len(self.plan.alphabet)), self.plan.symbols[f.symbol]))
         return E.var(E.Var(claim_atom(cl.index, j)))
 
-    def _defs(self, li, i, vals, errs, outs, eps, head_writes, coords, zero, sfx, ats):
-        """SMT definitions of the layer at row i up to the outputs O{c}{sfx} of ``coords``."""
-        p, n = self.plan, self.n
-        lw = p.layers[li]
-        units = sorted({u for c in coords for u in lw.w2_rows.get(c, {})})
-        need = set(coords) | {c for u in units for c in lw.w1[u]}
-        heads_needed = sorted({(hi, r) for c in need for hi, r, _ in head_writes.get(c, [])})
-        body: list[str] = []
-        for hi, r in heads_needed:
-            t = outs[hi][i - 1][r]
-            E.atoms(t, ats)
-            body.append(f"(define-fun H{hi}_{r}{sfx} () Real {E.smt(t)})")
-            e = fmpq(0) if zero else eps[hi][i - 1][r]
-            if e > 0:
-                body.append(f"(declare-fun dH{hi}_{r}{sfx} () Real)")
-                body.append(f"(assert (<= {E.num(-e)} dH{hi}_{r}{sfx} {E.num(e)}))")
-        for c in sorted(need):
-            t = vals[c][i - 1]
-            t = E.const(0) if t is None else t
-            E.atoms(t, ats)
-            parts = [E.smt(t)]
-            e = fmpq(0) if zero else errs.get(c, [fmpq(0)] * n)[i - 1]
-            if e > 0:
-                body.append(f"(declare-fun dY{c}{sfx} () Real)")
-                body.append(f"(assert (<= {E.num(-e)} dY{c}{sfx} {E.num(e)}))")
-                parts.append(f"dY{c}{sfx}")
-            for hi, r, w in head_writes.get(c, []):
-                he = fmpq(0) if zero else eps[hi][i - 1][r]
-                h = f"(+ H{hi}_{r}{sfx} dH{hi}_{r}{sfx})" if he > 0 else f"H{hi}_{r}{sfx}"
-                parts.append(h if w == 1 else f"(* {E.num(w)} {h})")
-            body.append(f"(define-fun Y{c}{sfx} () Real {_sum(parts)})")
-        for u in units:
-            terms = [
-                f"(* {E.num(w)} Y{c}{sfx})" if w != 1 else f"Y{c}{sfx}" for c, w in lw.w1[u].items()
-            ]
-            pre = _sum([*terms, E.num(lw.b1[u])])
-            body.append(f"(define-fun U{u}{sfx} () Real (let ((p {pre})) (ite (> p 0.0) p 0.0)))")
-        for c in sorted(coords):
-            parts = [f"Y{c}{sfx}"]
-            parts += [f"(* {E.num(w)} U{u}{sfx})" for u, w in lw.w2_rows.get(c, {}).items()]
-            if c in lw.b2:
-                parts.append(E.num(lw.b2[c]))
-            body.append(f"(define-fun O{c}{sfx} () Real {_sum(parts)})")
-        return body
-
     def agreement_text(
-        self, li, i, vals, errs, outs, eps, head_writes, claims, *, zero_errors: bool = False
+        self, snap: LayerSnapshot, i: int, claims: list[Claim], *, zero_errors: bool = False
     ) -> str:
-        """(a)+(d): some claimed coordinate ≠ its formula's value at row i (negated goal)."""
-        ats: set[E.Atom] = set()
-        coords = {cl.coord for cl in claims}
-        body = self._defs(li, i, vals, errs, outs, eps, head_writes, coords, zero_errors, "", ats)
-        enc = SemEncoder(self.n, self.plan.symbols, self.leaves)
-        conj = []
-        for cl in claims:
-            sem = enc.bool(cl.formula, i)
-            if self.rounded_only(cl):  # the final output: only its rounding must agree
-                conj.append(f"(= (> O{cl.coord} (/ 1.0 2.0)) {sem})")
-            else:  # read by later layers as an exact Boolean: the value must be exact
-                conj.append(f"(= O{cl.coord} (ite {sem} 1.0 0.0))")
-        ats |= enc.atoms
-        goal = f"(and {' '.join(conj)})" if len(conj) > 1 else conj[0]
-        return "\n".join(
-            [*atom_decls(ats), *body, *enc.defs, f"(assert (not {goal}))", "(check-sat)"]
+        """(a)+(d) at row i (:meth:`attncert.prove.layer_smt.LayerSnapshot.agreement_text`)."""
+        return snap.agreement_text(
+            i,
+            claims,
+            symbols=self.plan.symbols,
+            leaves=self.leaves,
+            rounded_only=self.rounded_only,
+            zero_errors=zero_errors,
         )
-
-    def exactness_text(self, li, i, vals, errs, outs, eps, head_writes, coords) -> str:
-        """The FFN output of ``coords`` with input errors equals the one without (negated)."""
-        ats: set[E.Atom] = set()
-        body = self._defs(li, i, vals, errs, outs, eps, head_writes, coords, False, "e", ats)
-        body += self._defs(li, i, vals, errs, outs, eps, head_writes, coords, True, "h", ats)
-        conj = [f"(= O{c}e O{c}h)" for c in sorted(coords)]
-        goal = f"(and {' '.join(conj)})" if len(conj) > 1 else conj[0]
-        return "\n".join([*atom_decls(ats), *body, f"(assert (not {goal}))", "(check-sat)"])
 
 
 # ----- helpers ---------------------------------------------------------------------------------
@@ -582,57 +396,6 @@ class LengthProver:
 
 def _ratio(x) -> tuple[int, int]:
     return x.numerator, x.denominator
-
-
-def _dot(row: dict[int, fmpq], vals, j: int) -> E.Term:
-    terms = []
-    for c, w in row.items():
-        t = vals[c][j - 1]
-        if t is None:
-            raise Unsupported(f"coordinate {c} is read after it stopped being tracked")
-        terms.append((w, t))
-    return E.linear(terms)
-
-
-def _err_dot(row: dict[int, fmpq], errs, j: int) -> fmpq:
-    out = fmpq(0)
-    for c, w in row.items():
-        col = errs.get(c)
-        if col is not None and col[j - 1]:
-            out += abs(w) * col[j - 1]
-    return out
-
-
-def _absmax(t: E.Term) -> fmpq:
-    lo, hi = E.bounds(t)
-    return max(abs(lo), abs(hi))
-
-
-def _score_perturbation(Q, qerr, Ks, kerrs) -> fmpq:
-    """max_j |Δ(q·k_j)| ≤ Σ_r (Δq_r |k_r| + |q_r| Δk_r + Δq_r Δk_r)."""
-    if not any(qerr) and not any(e for ke in kerrs for e in ke):
-        return fmpq(0)
-    qa = [_absmax(t) for t in Q]
-    best = fmpq(0)
-    for kv, ke in zip(Ks, kerrs, strict=True):
-        tot = fmpq(0)
-        for r in range(len(Q)):
-            ka = _absmax(kv[r])
-            tot += qerr[r] * ka + qa[r] * ke[r] + qerr[r] * ke[r]
-        best = max(best, tot)
-    return best
-
-
-def _zeta_of(qerr: list[fmpq]):
-    def zeta(u: list[fmpq]) -> fmpq:
-        return sum((e * abs(x) for e, x in zip(qerr, u, strict=True)), fmpq(0))
-
-    return zeta
-
-
-def _sum(parts: list[str]) -> str:
-    parts = [x for x in parts if x not in ("0.0",)] or ["0.0"]
-    return parts[0] if len(parts) == 1 else f"(+ {' '.join(parts)})"
 
 
 def _local_truth(f: s.Formula, j: int, n: int, symbol: str | None) -> bool | None:

@@ -31,6 +31,7 @@ from attncert.errors import UnsupportedError
 from attncert.logic import syntax as s
 from attncert.logic.parser import parse
 from attncert.model.spec import Model
+from attncert.prove.coordinate import designated_coordinate
 from attncert.prove.gaps import PossibleTie, Unsupported
 from attncert.prove.layer import LengthProver
 from attncert.prove.structure import Plan, build_claims
@@ -70,8 +71,6 @@ def tieless_gaps(
             "the tieless check needs a hard-attention model",
             expected="average-hard heads (attncert.compile.tieless.to_average_hard)",
         )
-    from attncert.prove.driver import designated_coordinate
-
     if formula is None:
         formula = model.meta.get("formula") if model.meta else None
     skip_target = formula is None  # no claim about the output: only the attention rows

@@ -57,6 +57,11 @@ import numpy as np
 from attncert.errors import ParameterError, UnsupportedError
 from attncert.model.spec import AttentionKind, Mask, Model
 
+__implements__ = (
+    "Hahn Lemma 5",
+    "Hahn S2 eq. (35)",
+)
+
 iv = mpmath.iv
 _PREC = 160
 

@@ -38,6 +38,8 @@ from attncert.errors import InputError
 from attncert.model.spec import Model
 from attncert.soft.sensitivity import final_activation
 
+__implements__ = ("Hahn Theorem 6",)
+
 
 @dataclass(frozen=True)
 class CrossEntropyPoint:

@@ -32,6 +32,11 @@ from attncert.model.forward import forward_tokens
 from attncert.model.spec import Model
 from attncert.soft.sensitivity import _positions, _tokens, search_sensitivity
 
+__implements__ = (
+    "Hahn S2 eq. (34)",
+    "Hahn S2 eq. (35)",
+)
+
 
 @dataclass(frozen=True)
 class MissingTermRow:

@@ -391,7 +391,26 @@ def soft_dyck2_lm() -> Model:
     return _shipped("soft_dyck2_lm.json")
 
 
-register("soft_parity", soft_parity)
-register("soft_parity_ln", soft_parity_ln)
-register("soft_parity_lm", soft_parity_lm)
-register("soft_dyck2_lm", soft_dyck2_lm)
+register(
+    "soft_parity",
+    soft_parity,
+    "exact 3-layer softmax PARITY transformer (Chiang & Cholak style, BOS/EOS): accept "
+    "logit (−1)^k/N², inside Lemma 5's O(1/n)",
+)
+register(
+    "soft_parity_ln",
+    soft_parity_ln,
+    "soft_parity plus a final LayerNorm that keeps its PARITY margin at ±2.12 for every n "
+    "(adversarial for certified sensitivity bounds)",
+)
+register(
+    "soft_parity_lm",
+    soft_parity_lm,
+    "1-layer softmax next-symbol model over 0 1 $, trained (numpy, seeded) on Hahn's PARITY "
+    "automaton distribution (Theorem 6)",
+)
+register(
+    "soft_dyck2_lm",
+    soft_dyck2_lm,
+    "1-layer softmax next-symbol model, trained (numpy, seeded) on Hahn's 2-Dyck PCFG (Theorem 6)",
+)

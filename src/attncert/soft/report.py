@@ -261,16 +261,12 @@ def plot_sensitivity(report: SensitivityReport, path=None, ax=None, certified=No
     ax.set_title(f"{report.profile.model_name}: fitted exponent {report.profile.exponent:.2f}")
     ax.legend(fontsize=8)
     if own and path is not None:
-        import io
-        from pathlib import Path
+        from attncert.figures import save_figure
 
-        from attncert.io import write_atomic
-
-        fmt = Path(path).suffix.lower().lstrip(".") or "png"
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, dpi=120, bbox_inches="tight")
-        plt.close(fig)
-        write_atomic(path, buf.getvalue())
+        try:
+            save_figure(fig, path)  # the format follows the extension
+        finally:
+            plt.close(fig)
     return ax
 
 

@@ -39,6 +39,8 @@ from attncert.model.forward import embed, feed_forward, layer_norm
 from attncert.model.positional import feature_matrix
 from attncert.model.spec import AttentionKind, Mask, Model
 
+__implements__ = ("Hahn Lemma 5",)
+
 METRICS = ("logit", "activation", "probability")
 _CHUNK = 1 << 22  # floats per score block
 

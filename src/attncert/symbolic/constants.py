@@ -38,6 +38,13 @@ from attncert.symbolic import formulas as F
 from attncert.symbolic.params import LLLParams, lll_params, to_fraction
 from attncert.symbolic.rigorous import decide
 
+__implements__ = (
+    "Hahn Theorem 1",
+    "Hahn eq. (11)",
+    "Hahn eq. (12)",
+    "Hahn S1 Theorem 1",
+)
+
 __all__ = [
     "Chain",
     "LayerConstants",

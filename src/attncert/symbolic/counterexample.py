@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from attncert.symbolic.claims import Claim, Kind
+from attncert.symbolic.claim_types import Claim, Kind
 from attncert.symbolic.rigorous import Undecided, decide, exact_value
 
 __all__ = ["Counterexample", "SearchResult", "evaluate_point", "find_counterexample"]

@@ -28,6 +28,11 @@ from numbers import Rational
 
 from attncert.errors import ParameterError
 
+__implements__ = (
+    "Hahn S1 Definition 5",
+    "Hahn S1 eq. (4)",
+)
+
 __all__ = ["LLLParams", "default_def5", "lll_params", "to_fraction"]
 
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from attncert.symbolic.claims import Claim, Domain, Kind, Slack
+from attncert.symbolic.claim_types import Claim, Domain, Kind, Slack
 
 __all__ = ["ProofResult", "prove"]
 
@@ -148,7 +148,21 @@ def _goal(rel: sp.Basic, log_goal: bool) -> tuple[bool, str]:
         if not (big.is_positive and small.is_positive):
             return False, "log_goal: sides not evidently positive"
         big, small = sp.expand_log(sp.log(big)), sp.expand_log(sp.log(small))
-    return _evidently(big - small, strict)
+        return _evidently(big - small, strict)
+    ok, why = _evidently(big - small, strict)
+    if ok:
+        return ok, why
+    # big − small = P − N with P, N sums of evidently positive terms: compare log P, log N
+    # (log is strictly increasing on (0, ∞))
+    terms = sp.Add.make_args(sp.expand(big - small))
+    pos = [t for t in terms if t.is_positive]
+    neg = [-t for t in terms if (-t).is_positive]
+    if pos and neg and len(pos) + len(neg) == len(terms):
+        P, N = sp.Add(*pos), sp.Add(*neg)
+        ok2, why2 = _evidently(sp.expand_log(sp.log(P)) - sp.expand_log(sp.log(N)), strict)
+        if ok2:
+            return True, f"in logs ({sp.sstr(P)[:40]} vs {sp.sstr(N)[:40]}): {why2}"
+    return ok, why
 
 
 def prove(claim: Claim, fixed: Mapping[str, Fraction] | None = None) -> ProofResult:
@@ -276,4 +290,49 @@ def prove_rhs12_monotone() -> ProofResult:
     )
 
 
-CUSTOM_PROOFS = {"rhs12_monotone": prove_rhs12_monotone}
+def _no_model(formula: sp.Basic) -> bool:
+    return sp.satisfiable(sp.Not(formula)) is False
+
+
+MAX_SCHEMA_K = 7
+
+
+def prove_de_morgan() -> ProofResult:
+    """S1 (21): X = ∩_t Y^t, where X = "no activation t is fixed to its maximizing value" and
+    Y^t = "activation t is not". Propositionally ¬(f₁ ∨ … ∨ f_k) ⇔ ¬f₁ ∧ … ∧ ¬f_k; sympy's
+    SAT check confirms that the negation has no model for every k ≤ ``MAX_SCHEMA_K`` (the
+    schema is De Morgan's law, valid for every k by induction on k)."""
+    for kk in range(1, MAX_SCHEMA_K + 1):
+        f = sp.symbols(f"f1:{kk + 1}")
+        if not _no_model(sp.Equivalent(sp.Not(sp.Or(*f)), sp.And(*(sp.Not(x) for x in f)))):
+            return ProofResult(False, f"De Morgan instance k = {kk} not valid")
+    return ProofResult(
+        True,
+        f"De Morgan: ¬(f₁∨…∨f_k) ⇔ ¬f₁∧…∧¬f_k; negation unsatisfiable (sympy) for k ≤ "
+        f"{MAX_SCHEMA_K}, all k by induction",
+    )
+
+
+def prove_conjunction_elimination() -> ProofResult:
+    """S1 (26): ∩_{t ≤ k} Y^t ⊆ ∩_{t ∈ T} Y^t for T ⊆ [k]: (y₁ ∧ … ∧ y_k) ⇒ ∧_{t∈T} y_t is a
+    tautology; sympy's SAT check confirms every instance with k ≤ 5 and every T ⊆ [k]."""
+    import itertools
+
+    for kk in range(1, 6):
+        y = sp.symbols(f"y1:{kk + 1}")
+        for r in range(kk + 1):
+            for sub in itertools.combinations(y, r):
+                if not _no_model(sp.Implies(sp.And(*y), sp.And(*sub))):
+                    return ProofResult(False, f"instance k = {kk}, T = {sub} not valid")
+    return ProofResult(
+        True,
+        "conjunction elimination: (y₁∧…∧y_k) ⇒ ∧_{t∈T} y_t; negation unsatisfiable (sympy) "
+        "for every k ≤ 5 and T ⊆ [k], all k by induction",
+    )
+
+
+CUSTOM_PROOFS = {
+    "rhs12_monotone": prove_rhs12_monotone,
+    "de_morgan": prove_de_morgan,
+    "conjunction_elimination": prove_conjunction_elimination,
+}

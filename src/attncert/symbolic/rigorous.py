@@ -58,6 +58,9 @@ def exact_value(expr: sp.Expr, env: Mapping[str, object]) -> Fraction | None:
         for v in vals:
             acc = acc + v if isinstance(expr, sp.Add) else acc * v  # type: ignore[operator]
         return acc
+    if isinstance(expr, sp.Abs):
+        v = exact_value(expr.args[0], env)
+        return None if v is None else abs(v)
     if isinstance(expr, (sp.ceiling, sp.floor)):
         v = exact_value(expr.args[0], env)
         if v is None:
@@ -123,6 +126,8 @@ def to_arb(expr: sp.Expr, env: Mapping[str, object]) -> arb:
         return (e * b.log()).exp()
     if isinstance(expr, sp.exp):
         return to_arb(expr.args[0], env).exp()
+    if isinstance(expr, sp.Abs):
+        return abs(to_arb(expr.args[0], env))
     if isinstance(expr, sp.log):
         x = to_arb(expr.args[0], env)
         if not x > 0:

@@ -28,17 +28,19 @@ from enum import Enum
 from fractions import Fraction
 from functools import cache
 
-from attncert.symbolic.claims import CLAIMS, Claim, Kind
+from attncert.symbolic.claim_types import Claim, Kind, Version
+from attncert.symbolic.claims import CLAIMS
 from attncert.symbolic.constants import (
     eq11_holds,
     eq12_holds,
     lemma_constants,
 )
 from attncert.symbolic.counterexample import Counterexample, find_counterexample
+from attncert.symbolic.displays import DISPLAYS
 from attncert.symbolic.params import LLLParams
 from attncert.symbolic.prover import prove
 
-__all__ = ["ClaimResult", "Report", "Verdict", "check_claim", "check_claims"]
+__all__ = ["ClaimResult", "Report", "Verdict", "check_claim", "check_claims", "decide_claim"]
 
 
 class Verdict(Enum):
@@ -72,6 +74,9 @@ class ClaimResult:
             "version": cl.version.value,
             "source": [str(s) for s in cl.source],
             "statement": cl.statement,
+            "printed": cl.printed,
+            "displays": list(cl.displays),
+            "follows_from": list(cl.follows_from),
             "general": self.general.value,
             "general_evidence": self.general_evidence,
             "general_counterexample": _cex(self.general_counterexample),
@@ -119,6 +124,15 @@ def _verdict(
     return Verdict.UNKNOWN, f"{pr.evidence}; {tally}", None
 
 
+def decide_claim(
+    claim: Claim, fixed: dict[str, Fraction] | None = None
+) -> tuple[Verdict, str, Counterexample | None]:
+    """Decide any :class:`Claim` (also one defined outside :data:`CLAIMS`): proved by the
+    sympy prover, refuted by a verified counterexample, ``holds`` on a finite domain decided
+    at every point, ``cited``, or unknown — with the evidence."""
+    return _verdict(claim, dict(fixed or {}))
+
+
 @cache
 def _general(claim_id: str) -> tuple[Verdict, str, Counterexample | None]:
     cl = next(c for c in CLAIMS if c.id == claim_id)
@@ -135,6 +149,18 @@ def check_claim(claim: Claim, params: LLLParams | None = None) -> ClaimResult:
     for h in claim.hypotheses:
         names |= {s.name for s in h.free_symbols}
     fixed = {k: Fraction(v) for k, v in params.env().items() if k in names}
+    outside = [
+        f"{v.name} = {fixed[v.name]} ∉ {v.domain.describe()}"
+        for v in claim.parameters
+        if v.name in fixed and not v.domain.contains(fixed[v.name])
+    ]
+    if outside:
+        why = (
+            "not decided here: the parameters lie outside the claim's domain ("
+            + ", ".join(outside)
+            + ")"
+        )
+        return ClaimResult(claim, *g, Verdict.UNKNOWN, why, None)
     if claim.kind in (Kind.LIMIT, Kind.CUSTOM):
         # statements for all E > 0 / all k: the parameters only fix E, which is positive.
         return ClaimResult(claim, *g, g[0], "as in general (holds for every E > 0)", g[2])
@@ -173,9 +199,52 @@ class Report:
         bad = [r for r in self.refuted if r.claim.id not in ignore]
         return 1 if bad or not self.constants.get("verified", True) else 0
 
+    def counts(self, which: str = "general") -> dict[str, int]:
+        """Claims, proved (sympy or exhaustive), cited (textbook theorem, no counterexample at
+        the sample points), refuted (verified counterexample) and undecided — ``general``
+        (all admissible parameters) or ``concrete`` (at the report's parameters)."""
+        vs = [getattr(r, which) for r in self.results]
+        vs = [v for v in vs if v is not None]
+        return {
+            "claims": len(vs),
+            "proved": sum(v in (Verdict.PROVED, Verdict.HOLDS) for v in vs),
+            "cited": sum(v is Verdict.CITED for v in vs),
+            "refuted": sum(v is Verdict.REFUTED for v in vs),
+            "undecided": sum(v is Verdict.UNKNOWN for v in vs),
+        }
+
+    def displays(self) -> list[dict[str, object]]:
+        """Per displayed equation/quoted step: role, the claims checking it and a verdict for
+        the text as printed — ``refuted`` if a claim taken from the papers (not an attncert
+        refinement) is refuted in general, ``proved``/``cited`` if all such claims are,
+        ``undecided`` otherwise; ``definition``/``hypothesis`` for the others."""
+        out = []
+        for d in DISPLAYS:
+            rs = [r for r in self.results if d.label in r.claim.displays]
+            printed = [r for r in rs if r.claim.version is not Version.ATTNCERT] or rs
+            if d.role != "claim":
+                verdict = d.role
+            elif not rs:
+                verdict = "unchecked"
+            elif any(r.general is Verdict.REFUTED for r in printed):
+                verdict = "refuted"
+            elif all(r.general in (Verdict.PROVED, Verdict.HOLDS) for r in printed):
+                verdict = "proved"
+            elif all(r.general in (Verdict.PROVED, Verdict.HOLDS, Verdict.CITED) for r in printed):
+                verdict = "cited"
+            else:
+                verdict = "undecided"
+            out.append({**d.to_dict(), "claims": [r.claim.id for r in rs], "verdict": verdict})
+        return out
+
     def as_dict(self) -> dict[str, object]:
         return {
             "params": None if self.params is None else self.params.as_dict(),
+            "counts": {
+                "general": self.counts("general"),
+                **({} if self.params is None else {"concrete": self.counts("concrete")}),
+            },
+            "displays": self.displays(),
             "claims": [r.as_dict() for r in self.results],
             "constants": self.constants,
             "refuted": [r.claim.id for r in self.refuted],

@@ -6,11 +6,16 @@ certificate (Hahn 2020, Theorem 1 and Corollary 2 on one model and one length).
     attncert certify model.json --language dyck1 --n 1024 --method maxsat -o cert.json
     attncert certify --n 4096 --json
 
-The search (SAT/MaxSAT or the paper's random restriction) is untrusted; the
-certificate is printed as CERTIFIED only after the independent checker
-(:mod:`attncert.hard.checker`) has re-derived every claim. Exit status: 0
-certified, 1 no certificate (search failed or the checker rejected it), 2 bad
-input, 3 solver time-out.
+The search (SAT/MaxSAT or the paper's random restriction) is untrusted; every claim
+is re-derived by the trusted kernel (:mod:`attncert.kernel.hard`) before a verdict is
+printed. A model with softmax heads is certified in its hardened form (each softmax
+head replaced by argmax attention; ``--no-harden`` refuses it instead): Theorem 1 is
+about hard attention, and the output says which model the certificate is for.
+
+Verdicts and exit status (see README, "Trust and honest limits"): 0 CERTIFIED,
+4 CERTIFIED-TRIVIAL (no free position, or a constant decision), 5 OUTSIDE-THEOREM
+(checked, but e.g. average-hard heads or a failed paper invariant), 1 REFUTED / no
+certificate, 3 UNDECIDED (precision cap or solver time-out), 2 bad input.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ import argparse
 import sys
 from fractions import Fraction
 
+from attncert import limits
+from attncert.cli.args import integer, rational, seconds
 from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
-from attncert.errors import SolverTimeout
+from attncert.errors import InputError, SolverTimeout
 
 DEFAULT_MODEL = "zoo:random-L2-H2-d16"
 
@@ -44,23 +51,47 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="parity",
         help="parity, parity-odd, dyck1, dyck2, ones_star, anbn (default parity)",
     )
-    p.add_argument("--n", type=int, default=256, help="input length (default 256)")
+    p.add_argument(
+        "--n",
+        type=integer(
+            minimum=1,
+            maximum=limits.certify_max_n(),
+            reason=f"memory grows like {limits.CERTIFY_BYTES_PER_PAIR}·n² bytes; "
+            f"budget {limits.MEMORY_BUDGET // limits.GiB} GiB",
+        ),
+        default=256,
+        help="input length (default 256)",
+    )
     p.add_argument(
         "--method", choices=["maxsat", "sat", "random"], default="maxsat", help="Stage 3 back-end"
     )
-    p.add_argument("--k", type=int, default=1, help="top-k of the proof's satisfaction (default 1)")
-    p.add_argument("--eta", type=Fraction, default=Fraction(1, 20))
-    p.add_argument("--q", type=Fraction, default=Fraction(1, 10))
-    p.add_argument("--delta", type=Fraction, default=Fraction(1, 2))
+    p.add_argument(
+        "--k",
+        type=integer(
+            minimum=1,
+            maximum=limits.CERTIFY_MAX_K,
+            reason="the encoding's cardinality constraints grow with k",
+        ),
+        default=1,
+        help="top-k of the proof's satisfaction (default 1)",
+    )
+    p.add_argument("--eta", type=rational, default=Fraction(1, 20))
+    p.add_argument("--q", type=rational, default=Fraction(1, 10))
+    p.add_argument("--delta", type=rational, default=Fraction(1, 2))
     p.add_argument("--no-paper-stages", action="store_true", help="skip Stages 1–2 (search only)")
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=seconds,
         default=120.0,
-        help="seconds for the Stage 3 solvers together (a solver that hits its share returns "
-        "its best restriction so far, reported as not proved optimal)",
+        help="seconds (> 0) for the Stage 3 solvers together (a solver that hits its share "
+        "returns its best restriction so far, reported as not proved optimal)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=integer(minimum=0, maximum=2**63 - 1), default=0)
+    p.add_argument(
+        "--no-harden",
+        action="store_true",
+        help="refuse a model with softmax heads instead of certifying its hardened version",
+    )
     p.add_argument("-o", "--output", help="write the certificate JSON here (atomically)")
     add_json_flag(p)
     p.set_defaults(func=run)
@@ -70,8 +101,25 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from attncert.hard.pipeline import CertificationFailed, certify
+    from attncert.hard.verdict import assess
+    from attncert.io import check_output_path
+    from attncert.kernel.hard import check
+    from attncert.model import harden
+    from attncert.verdicts import Verdict
 
+    if args.output:
+        check_output_path(args.output, "-o")
     model = load_model_arg(args.model)
+    limits.check_certify_size(model.n_tokens(args.n))
+    source = model_source(args.model, args.output)
+    if not model.is_hard:
+        if args.no_harden:
+            raise InputError(
+                f"model {model.name!r} has softmax heads and --no-harden was given",
+                expected="a hard-attention model (or drop --no-harden to certify its hardened version)",
+            )
+        model = harden(model)
+        source["harden"] = "leftmost"
     bar = tqdm(
         total=model.num_layers,
         desc=f"certify n={args.n}",
@@ -89,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         cert = certify(
             model,
+            verify=False,
+            model_source=source,
             n=args.n,
             language=args.language,
             method=args.method,
@@ -102,26 +152,59 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
         )
     except SolverTimeout as err:
-        print(f"attncert certify: unknown: {err}", file=sys.stderr)
-        return 3
+        _no_certificate(args, Verdict.UNDECIDED, f"solver time-out: {err}")
+        return Verdict.UNDECIDED.exit_code
     except CertificationFailed as err:
-        print(f"attncert certify: no certificate: {err.message}", file=sys.stderr)
-        return 1
+        verdict = Verdict.UNDECIDED if "undecided" in err.message else Verdict.REFUTED
+        _no_certificate(args, verdict, f"no certificate: {err.message}")
+        return verdict.exit_code
     finally:
         bar.close()
-    if args.output:
+    report = check(cert, model)
+    cert.trace["seconds_check"] = round(report.seconds, 3)
+    assessment = assess(cert, model, report)
+    if args.output and report.accepted:
         cert.save(args.output)
-    summary = summarize(cert)
+    summary = summarize(cert, assessment, report)
     if args.json:
-        print_json({"certificate": cert.to_dict(), "summary": summary})
+        print_json(
+            {"verdict": assessment.verdict.value, "certificate": cert.to_dict(), "summary": summary}
+        )
     else:
-        print(render(cert, summary))
-    return 0
+        print(render(cert, summary, assessment))
+    return assessment.verdict.exit_code
 
 
-def summarize(cert) -> dict:
+def model_source(arg: str, output: str | None) -> dict:
+    """Where the model of a certificate can be found again: ``{"zoo": NAME}``, or
+    ``{"path": ...}`` relative to the certificate's folder (absolute without ``-o``)."""
+    import os
+    from pathlib import Path
+
+    if arg.startswith("zoo:"):
+        return {"zoo": arg[4:]}
+    path = Path(arg).resolve()
+    if output:
+        folder = Path(output).resolve().parent
+        try:
+            return {"path": os.path.relpath(path, folder)}
+        except ValueError:  # another drive (Windows)
+            pass
+    return {"path": str(path)}
+
+
+def _no_certificate(args, verdict, message: str) -> None:
+    if args.json:
+        print_json({"verdict": verdict.value, "reason": message})
+    print(f"attncert certify: {verdict.value}: {message}", file=sys.stderr)
+
+
+def summarize(cert, assessment, report) -> dict:
     t = cert.trace
     return {
+        "verdict": assessment.verdict.value,
+        "reasons": list(assessment.reasons),
+        "arithmetic": report.arithmetic,
         "model": cert.model_name,
         "n": cert.n,
         "language": cert.language,
@@ -134,11 +217,19 @@ def summarize(cert) -> dict:
     }
 
 
-def render(cert, summary: dict) -> str:
+def render(cert, summary: dict, assessment) -> str:
+    dep = summary["output_dependency"]
     lines = [
-        f"CERTIFIED (independent checker): model {cert.model_name} [{cert.model_sha256[:12]}], n = {cert.n}",
+        f"{assessment.verdict.value} (independent checker): model {cert.model_name} "
+        f"[{cert.model_sha256[:12]}], n = {cert.n}",
+        *(f"  ! {r}" for r in assessment.reasons),
         f"  free positions: {summary['free']}/{cert.n} ({100 * summary['free_fraction']:.1f}%)",
-        f"  the decision depends only on input positions {summary['output_dependency'] or '{}'}",
+        (
+            f"  the decision depends only on input positions {set(dep)}"
+            if dep
+            else "  the decision is constant on the restriction (it depends on no input position)"
+        ),
+        f"  arithmetic: {summary['arithmetic']}",
     ]
     for layer in cert.trace.get("layers", []):
         inv = layer.get("invariants", [])

@@ -1,13 +1,21 @@
-"""``attncert check CERT MODEL``: re-check a restriction certificate with the trusted
-checker (:mod:`attncert.hard.checker`), or ``attncert check DIR``: re-verify every
-proof artifact under a ``proofs/`` tree (see :mod:`attncert.proofcheck`).
+"""``attncert check CERT [MODEL]``: re-check a restriction certificate with the trusted
+kernel (:mod:`attncert.kernel.hard`), or ``attncert check DIR``: re-verify every proof
+artifact under a ``proofs/`` tree (see :mod:`attncert.proofcheck`).
 
-    attncert check cert.json model.json
+    attncert check cert.json                 # the model the certificate names
+    attncert check cert.json model.json      # or an explicit model
     attncert check cert.json zoo:random-L2-H2-d16 --json
     attncert check proofs/
 
-Exit status: 0 every claim checked, 1 rejected (the reason names the claim, where
-and why), 2 bad input.
+After the check, every statement of the supplement's formal proof (S1) that can be
+re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.s1`).
+
+Without MODEL, the certificate's ``model.source`` is used (a zoo name, a path relative
+to the certificate, or an embedded model, hardened if it says so); either way the
+model's content hash must equal the certificate's, or the certificate is rejected.
+
+Exit status: the verdict's (0 CERTIFIED, 4 CERTIFIED-TRIVIAL, 5 OUTSIDE-THEOREM,
+1 REFUTED — the reason names the claim, where and why — 3 UNDECIDED), 2 bad input.
 """
 
 from __future__ import annotations
@@ -16,7 +24,6 @@ import argparse
 from pathlib import Path
 
 from attncert.cli.common import add_json_flag, load_model_arg, print_json
-from attncert.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "model", nargs="?", metavar="MODEL", help="the model (file or zoo:NAME); for a certificate"
     )
+    p.add_argument(
+        "--no-s1",
+        action="store_true",
+        help="skip re-deriving the supplement's S1 statements on the instance",
+    )
     add_json_flag(p)
     p.set_defaults(func=run)
 
@@ -39,28 +51,62 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.is_dir():
-        from attncert.proofcheck.cli import run_tree
-
-        return run_tree(path, as_json=args.json)
-    if args.model is None:
-        raise InputError(
-            "checking a certificate needs the MODEL it is for", expected="attncert check CERT MODEL"
-        )
-    from attncert.hard.certificate import load_certificate
-    from attncert.hard.checker import check
+        return _check_tree(path, args.json)
+    from attncert.certificates.hard import load_certificate
+    from attncert.certificates.locate import resolve_model
+    from attncert.hard.verdict import assess
+    from attncert.kernel.hard import check
 
     cert = load_certificate(path)
-    model = load_model_arg(args.model)
+    model = load_model_arg(args.model) if args.model is not None else resolve_model(cert, path)
     report = check(cert, model)
+    assessment = assess(cert, model, report)
+    s1 = ()
+    if report.accepted and not args.no_s1:
+        from attncert.kernel.s1 import s1_statements
+
+        s1 = s1_statements(cert, model)
     if args.json:
         print_json(
             {
+                "verdict": assessment.verdict.value,
+                "reasons": list(assessment.reasons),
                 "accepted": report.accepted,
                 "facts": list(report.facts),
                 "failures": [f.__dict__ for f in report.failures],
+                "arithmetic": report.arithmetic,
                 "seconds": report.seconds,
+                "s1": [st.to_dict() for st in s1],
             }
         )
     else:
-        print(report.summary())
-    return 0 if report.accepted else 1
+        print(f"{assessment.verdict.value}: " + report.summary())
+        for r in assessment.reasons:
+            print(f"  ! {r}")
+        if s1:
+            names = sorted({st.statement for st in s1})
+            print(
+                f"supplement S1 on this instance, re-derived by the kernel ({len(names)} "
+                "statements; ✓ holds, ✗ fails, · evaluated):"
+            )
+            for st in s1:
+                print(f"  {st.line()}")
+    return assessment.verdict.exit_code
+
+
+def _check_tree(path: Path, as_json: bool) -> int:
+    """Re-verify every artifact of a proofs/ tree; print the table (or JSON)."""
+    import sys
+
+    from attncert.proofcheck.cli import render
+    from attncert.proofcheck.tree import check_tree
+
+    interactive = not as_json and sys.stderr.isatty()
+    report = check_tree(
+        path, progress=(lambda name: print(f"… {name}", file=sys.stderr)) if interactive else None
+    )
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        print(render(report))
+    return 0 if report.ok else 1

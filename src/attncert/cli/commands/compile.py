@@ -69,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
     from attncert.compile.dyck import PROGRAMS
     from attncert.logic import library_formula, parse
 
+    if args.output:
+        from attncert.io import check_output_path
+
+        check_output_path(args.output, "-o")
+
     if args.library and args.formula in PROGRAMS:
         return _program(args)
     if args.library:

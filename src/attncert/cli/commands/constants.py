@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from attncert import limits
+from attncert.cli.args import integer, rational_text
 from attncert.symbolic.constants import constants
 
 
@@ -25,9 +27,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--layers", type=int, required=True)
-    p.add_argument("--heads", type=int, required=True)
-    p.add_argument("--C", required=True, help="target free fraction C ∈ (0, 1), e.g. 0.9")
+    p.add_argument(
+        "--layers",
+        type=integer(
+            minimum=1,
+            maximum=limits.CONSTANTS_MAX_LAYERS,
+            reason="c_ℓ is a tower of exponentials that no bound represents from 5 layers on",
+        ),
+        required=True,
+    )
+    p.add_argument(
+        "--heads", type=integer(minimum=1, maximum=limits.CONSTANTS_MAX_HEADS), required=True
+    )
+    p.add_argument(
+        "--C",
+        type=rational_text,
+        required=True,
+        help="target free fraction C ∈ (0, 1), e.g. 0.9",
+    )
     p.add_argument("--schedule", default="geometric", choices=("geometric", "linear"))
     p.add_argument(
         "--version",

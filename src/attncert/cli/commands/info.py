@@ -1,7 +1,12 @@
-"""``attncert info MODEL``: what a model is — layers, heads, kinds, masks, features, hash.
+"""``attncert info MODEL``: what a model is — layers, heads, kinds, masks, norms,
+activations, features, hash.
 
 attncert info zoo:anbn
 attncert info model.json --json
+
+Layers are numbered from 1 as in the papers (layer ℓ = 1..L, the same numbering as
+``attncert certify``); JSON field paths such as ``layers[0].heads[1]`` are 0-based
+array indices into the model file.
 """
 
 from __future__ import annotations
@@ -29,8 +34,23 @@ def describe(model: Model) -> dict[str, Any]:
             }
             for hi, h in enumerate(layer.heads)
         ]
-        ffn = None if layer.ffn is None else {"d_ff": int(layer.ffn.w1.shape[0])}
-        layers.append({"index": li, "heads": heads, "ffn": ffn, "residual": layer.residual})
+        ffn = None
+        if layer.ffn is not None:
+            ffn = {"d_ff": int(layer.ffn.w1.shape[0]), "activation": layer.ffn.activation.value}
+        for h, spec in zip(heads, layer.heads, strict=True):
+            h["biases"] = spec.has_bias
+        norms = [name for name in ("norm1", "norm2") if getattr(layer, name) is not None]
+        layers.append(
+            {
+                "layer": li + 1,
+                "field": f"layers[{li}]",
+                "heads": heads,
+                "ffn": ffn,
+                "residual": layer.residual,
+                "norms": norms,
+                "norm_position": layer.norm_position.value if norms else None,
+            }
+        )
     r = model.readout
     return {
         "name": model.name,
@@ -48,6 +68,8 @@ def describe(model: Model) -> dict[str, Any]:
         ],
         "position_table_rows": None if emb.table is None else int(emb.table.shape[0]),
         "layers": layers,
+        "final_norm": model.final_norm is not None,
+        "extensions": list(model.extensions),
         "readout": {
             "position": r.position,
             "bias": r.bias,
@@ -86,13 +108,23 @@ def _text(info: dict[str, Any]) -> str:
             + f" mask={h['mask']} d_k={h['d_k']} d_v={h['d_v']}"
             for h in layer["heads"]
         )
-        ffn = f"ffn d_ff={layer['ffn']['d_ff']}" if layer["ffn"] else "no ffn"
+        ffn = (
+            f"ffn d_ff={layer['ffn']['d_ff']} {layer['ffn']['activation']}"
+            if layer["ffn"]
+            else "no ffn"
+        )
         res = "residual" if layer["residual"] else "no residual"
-        lines.append(f"  layer {layer['index']}: {heads or 'no heads'}; {ffn}; {res}")
+        norm = (
+            f"; {layer['norm_position']}-norm {'+'.join(layer['norms'])}" if layer["norms"] else ""
+        )
+        lines.append(
+            f"  layer {layer['layer']} ({layer['field']}): {heads or 'no heads'}; {ffn}; {res}{norm}"
+        )
+    if info["final_norm"]:
+        lines.append("final     LayerNorm before the readout")
     r = info["readout"]
-    lines.append(
-        f"readout   accept iff w·y + b > 0 at position {r['position']} (b = {r['bias']!r})"
-    )
+    where = "the mean over all tokens" if r["position"] == "mean" else f"position {r['position']}"
+    lines.append(f"readout   accept iff w·y + b > 0 at {where} (b = {r['bias']!r})")
     if r["output_coords"]:
         lines.append(f"outputs   coordinates {r['output_coords']}")
     if r["lm_symbols"]:

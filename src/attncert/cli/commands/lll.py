@@ -2,16 +2,25 @@
 
     attncert lll --c 1 --H 2 --C 1 --C-prime 0.5 [--eta 1/8 --q 2/9 --delta 1/2] [--json]
 
-Prints each claim of :mod:`attncert.symbolic.claims` with ✓/✗/?, its version and source, the
-general verdict (all admissible parameters) and the verdict at the given parameters, with the
-evidence (sympy proof, rigorous counterexample, cited theorem), then the constants k (for (12),
-both versions of f) and N (for (11)) with their re-checks. Give at most two of η, q, δ; the
+Prints each claim of :mod:`attncert.symbolic.claims` — every displayed equation (4)–(12) of
+the main text's proof of Lemma 4 and (1)–(33) of the supplement S1, and the quantitative
+sentences between them — with ✓/✗/?, the text as printed, what is checked, the displays it
+covers and the lines it follows from, its version and source, the general verdict (all
+admissible parameters) and the verdict at the given parameters, with the evidence (sympy
+proof, rigorous counterexample, cited theorem, exhaustive finite check); then one line per
+display with its verdict as printed, the counts (claims, proved, cited, refuted, undecided)
+in general and at the parameters, and the constants k (for (12), both versions of f) and N
+(for (11)) with their re-checks. Give at most two of η, q, δ; the
 rest is solved exactly from Definition 5 (default: η = (1−r)/4, q = 2s/3, δ = ½).
 
 Note: ``stage3.independent-events[as written]`` (Hahn's "≤ d dependencies ⇒ ≥ k/d
 independent events") is refuted at *every* parameter choice (witness: k = ⌊d⌋+1 mutually
-dependent events), so plain runs exit 1; its repaired form ``…[refined]`` holds. Use
-``--ignore CLAIM_ID`` to leave known-false steps out of the exit status.
+dependent events), and so are ``stage2.subsequence-exists[paper]`` (§5.1's "such a
+subsequence exists unless n ≤ ck"; witness: all activations read x₁) and, for c = k = 1,
+``stage3.neighbour-events[paper]`` (§5.1 counts neighbouring *heads* in f, each has up to
+2^c events), so plain runs exit 1; the repaired ``…[refined]``, S1's Lemma 9 and S1's
+per-tuple neighbours hold. Use ``--ignore CLAIM_ID`` to leave
+known-false steps out of the exit status.
 
 Exit status: 0 if no claim is refuted at the given parameters and the constants re-check;
 1 if some claim is refuted *at these parameters* (a claim refuted only for other parameters
@@ -24,6 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from attncert import limits
+from attncert.cli.args import integer, rational_text
 from attncert.errors import InputError
 from attncert.symbolic.params import lll_params
 from attncert.symbolic.runner import check_claims
@@ -36,13 +47,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--c", type=int, required=True, help="the model is a c-transformer")
-    p.add_argument("--H", type=int, required=True, help="attention heads per layer")
-    p.add_argument("--C", required=True, help="free fraction before (0 < C ≤ 1), e.g. 1 or 9/10")
-    p.add_argument("--C-prime", dest="C_prime", required=True, help="free fraction after (< C)")
-    p.add_argument("--eta", default=None, help="η ∈ (0, 1/2) (rational)")
-    p.add_argument("--q", default=None, help="q ∈ (0, 1) (rational)")
-    p.add_argument("--delta", default=None, help="δ > 0 (rational)")
+    p.add_argument(
+        "--c",
+        type=integer(
+            minimum=1,
+            maximum=limits.LLL_MAX_C,
+            reason="k for (12) has about 5c bits; beyond 4096 bits it is refused",
+        ),
+        required=True,
+        help="the model is a c-transformer",
+    )
+    p.add_argument(
+        "--H",
+        type=integer(minimum=1, maximum=limits.LLL_MAX_H),
+        required=True,
+        help="attention heads per layer",
+    )
+    p.add_argument(
+        "--C",
+        type=rational_text,
+        required=True,
+        help="free fraction before (0 < C ≤ 1), e.g. 1 or 9/10",
+    )
+    p.add_argument(
+        "--C-prime",
+        dest="C_prime",
+        type=rational_text,
+        required=True,
+        help="free fraction after (< C)",
+    )
+    p.add_argument("--eta", type=rational_text, default=None, help="η ∈ (0, 1/2) (rational)")
+    p.add_argument("--q", type=rational_text, default=None, help="q ∈ (0, 1) (rational)")
+    p.add_argument("--delta", type=rational_text, default=None, help="δ > 0 (rational)")
     p.add_argument(
         "--ignore",
         action="append",
@@ -76,11 +112,29 @@ def run(args: argparse.Namespace) -> int:
     for r in report.results:
         cm = r.concrete.mark if r.concrete else " "
         cv = r.concrete.value if r.concrete else ""
-        print(f"{r.general.mark} {cm}  {r.claim.id}  [{r.claim.version.value}]")
-        print(f"      {r.claim.statement}")
-        print(f"      source: {'; '.join(str(s) for s in r.claim.source)}")
+        cl = r.claim
+        print(f"{r.general.mark} {cm}  {cl.id}  [{cl.version.value}]")
+        if cl.printed:
+            print(f"      as printed: {cl.printed}")
+        print(f"      checked: {cl.statement}")
+        if cl.displays:
+            print(f"      displays: {', '.join(cl.displays)}")
+        if cl.follows_from:
+            print(f"      follows from: {'; '.join(cl.follows_from)}")
+        print(f"      source: {'; '.join(str(s) for s in cl.source)}")
         print(f"      general: {r.general.value} — {r.general_evidence[:200]}")
         print(f"      here:    {cv} — {r.concrete_evidence[:200]}")
+    print()
+    print("displayed equations and quoted steps (as printed):")
+    for d in report.displays():
+        claims = ", ".join(d["claims"]) if d["claims"] else "—"
+        print(f"  {d['verdict']:>10}  {d['label']:<36} {claims}")
+    for which, label in (("general", "in general"), ("concrete", "at these parameters")):
+        ct = report.counts(which)
+        print(
+            f"claims {label}: {ct['claims']} — proved {ct['proved']}, cited {ct['cited']}, "
+            f"refuted {ct['refuted']}, undecided {ct['undecided']}"
+        )
     for version in ("paper", "supplement"):
         blk = report.constants[version]
         ch = blk["checks"]

@@ -18,8 +18,10 @@ from attncert.cli.common import add_json_flag, print_json
 
 
 def _regenerate(args: argparse.Namespace) -> int:
+    from attncert.io import check_output_dir
     from attncert.proofcheck.regenerate import regenerate
 
+    check_output_dir(args.dir, "DIR")
     written, skipped = regenerate(
         args.dir,
         only=args.only,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
+from attncert.limits import check_run_size
 from attncert.model import forward, forward_exact
 from attncert.model.spec import AttentionKind, Model
 
@@ -84,6 +85,9 @@ def _text(rec: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     model = load_model_arg(args.model)
+    heads = sum(len(layer.heads) for layer in model.layers)
+    for s in args.strings:
+        check_run_size(model.n_tokens(len(s)), heads, what=f"STRING of length {len(s)}")
     records = [evaluate(model, s, exact=args.exact, trace=args.trace) for s in args.strings]
     if args.json:
         print_json({"model": model.name, "sha256": model.digest, "results": records})

@@ -12,7 +12,10 @@ published inequality for comparison); then the fitted decay exponent.
 ``--parity-rate`` adds Proposition (PARITY rate) (``docs/parity-rate.md``): the accept
 logit along the one-residue-class family, its margin and second-difference mass per n
 (exact where the model allows), and for one-layer models the rigorous constant C with
-mass ≤ C/N, so margin ≤ C/(4(K−1)N) = O(1/n²) for any model of this shape.
+mass ≤ C/N, so margin ≤ C/(4(K−1)N) = O(1/n²) for any model of this shape. The
+Proposition is proved for one layer and a conjecture for two or more (the output says
+which). The accepted parity is read from the model's ``meta`` (or ``--accepts even|odd``);
+if the model does not declare one, "even" is assumed and the output says so.
 
 ``--certify`` adds, per n, the *certified* B(n) — a sound bound on |Δlogit| over every
 string of length n and every changeable position (attncert.soft.certified: outward-
@@ -20,8 +23,9 @@ rounded bound propagation, LayerNorm, GELU, masks, biases, mean readout), re-der
 the independent checker (attncert.kernel.soft) — beside the measured maximum and Lemma
 5's number, with their ratios; a bound that is only the logit's range over all strings
 is labelled "range cap". On {0,1}ⁿ it prints Theorem 6's certified cross-entropy floor
-log(1 + e^{−B/2}) beside the measured PARITY cross-entropy (sampled, ± 3 s.e.) and
-log 2; for a 2-Dyck next-symbol model the certified bracket-type floor.
+log(1 + e^{−B/2}) beside the measured PARITY cross-entropy (sampled, ± 3 s.e.; labels
+from ``--accepts`` or the model's meta) and log 2; for a 2-Dyck next-symbol model the
+certified bracket-type floor.
 
     attncert sensitivity zoo:soft_parity_lm --n 256,1024 --certify --save 'cert-{n}.json'
 
@@ -37,20 +41,47 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from attncert import limits
+from attncert.cli.args import integer, quote, seconds
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
 from attncert.errors import InputError
 
+_LENGTH = integer(
+    minimum=1,
+    maximum=limits.SENSITIVITY_MAX_N,
+    reason="the search enumerates positions and |Σ|^n must stay machine-sized",
+)
+
 
 def _ns(text: str) -> list[int]:
-    try:
-        ns = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
+    parts = [t for t in text.split(",") if t.strip()]
+    if not parts or len(parts) > 64:
         raise InputError(
-            f"--n {text!r}", expected="comma-separated lengths, e.g. 16,64,256"
+            f"--n {quote(text)}", expected="1 to 64 comma-separated lengths, e.g. 16,64,256"
+        )
+    try:
+        return [_LENGTH(t) for t in parts]
+    except argparse.ArgumentTypeError as err:
+        raise InputError(
+            f"--n {quote(text)}: {err}", expected="comma-separated positive lengths"
         ) from None
-    if not ns or any(n < 1 for n in ns):
-        raise InputError(f"--n {text!r}", expected="positive lengths")
-    return ns
+
+
+def check_sizes(model, ns: list[int]) -> None:
+    """Refuse lengths whose search step would exceed :mod:`attncert.limits`."""
+    widths = [
+        sum(int(h.w_q.shape[0]) + int(h.w_v.shape[0]) for h in layer.heads)
+        for layer in model.layers
+    ]
+    for n in ns:
+        limits.check_sensitivity_size(model.n_tokens(n), model.d, widths, what=f"--n {n}")
+
+
+def check_plot_path(path: str) -> None:
+    """Refuse, before any work, a plot file that cannot be written or has no known format."""
+    from attncert.figures import check_figure_path
+
+    check_figure_path(path, "--plot")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,11 +99,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="logit",
         help="what to maximise (default: the readout logit)",
     )
-    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
-    p.add_argument("--restarts", type=int, default=8, help="random restarts of the search")
+    p.add_argument(
+        "--seed", type=integer(minimum=0, maximum=2**63 - 1), default=0, help="search seed"
+    )
+    p.add_argument(
+        "--restarts",
+        type=integer(minimum=1, maximum=10_000),
+        default=8,
+        help="random restarts of the search (default 8)",
+    )
     p.add_argument(
         "--time-budget",
-        type=float,
+        type=seconds,
         default=30.0,
         help="seconds per n for the search (default 30; restarts stop once it is spent)",
     )
@@ -83,7 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="operator-norm bound used for the constants",
     )
     p.add_argument(
-        "--plot", metavar="FILE", help="write a log-log plot (.png, .pdf or .svg, by extension)"
+        "--plot",
+        metavar="FILE",
+        help="write a log-log plot; the format follows the extension (.png, .pdf, .svg, …)",
     )
     p.add_argument(
         "--certify",
@@ -96,77 +136,36 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="with --certify: write each certificate (PATH may contain {n})",
     )
     p.add_argument(
-        "--language",
-        choices=("parity", "parity-odd"),
-        default="parity",
-        help="labels of the measured cross-entropy: accept = even (parity) or odd 1s",
-    )
-    p.add_argument(
-        "--samples", type=int, default=1000, help="strings sampled for the cross-entropy"
+        "--samples",
+        type=integer(minimum=2, maximum=1_000_000),
+        default=1000,
+        help="strings sampled for the measured cross-entropy (default 1000)",
     )
     p.add_argument(
         "--parity-rate",
         action="store_true",
         help="also the PARITY-rate family profile (binary models; docs/parity-rate.md)",
     )
+    p.add_argument(
+        "--accepts",
+        choices=("even", "odd"),
+        default=None,
+        help="with --parity-rate or --certify: the parity the model accepts (default: read "
+        "from the model's meta; assumed even, and said so, when the model does not declare it)",
+    )
     add_json_flag(p)
     p.set_defaults(func=run)
-
-
-PLOT_FORMATS = (".png", ".pdf", ".svg")
-
-
-def _check_args(args, ns: list[int]) -> None:
-    if args.plot is not None:
-        ext = Path(args.plot).suffix.lower()
-        if ext not in PLOT_FORMATS:
-            raise InputError(
-                f"--plot {args.plot!r}: unknown format {ext or '(none)'!r}",
-                expected="a file name ending in " + ", ".join(PLOT_FORMATS),
-            )
-        _writable(args.plot, "--plot")
-    if args.save is not None:
-        if not args.certify:
-            raise InputError("--save needs --certify", expected="--certify --save PATH")
-        if len(ns) > 1 and "{n}" not in args.save:
-            raise InputError(
-                f"--save {args.save!r} with {len(ns)} lengths",
-                expected="a path containing {n}, e.g. 'cert-{n}.json'",
-            )
-        for n in ns:
-            _writable(args.save.replace("{n}", str(n)), "--save")
-    if args.certify and args.metric == "activation":
-        raise InputError(
-            "--certify bounds the logit (and the probability, a quarter of it)",
-            expected="--metric logit or probability",
-        )
-    if args.samples < 2:
-        raise InputError(f"--samples {args.samples}", expected="at least 2")
-    limit = 1 << 16
-    if max(ns) > limit:
-        raise InputError(
-            f"--n {max(ns)}: the measurement and the bounds need O(n²) memory per layer",
-            expected=f"lengths ≤ {limit}",
-        )
-
-
-def _writable(path: str, flag: str) -> None:
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{flag} {path!r} is a directory", expected="a file path")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"{flag} {path!r}: {parent} is not a directory")
-            break
 
 
 def run(args: argparse.Namespace) -> int:
     from attncert.soft.report import format_table, plot_sensitivity, sensitivity_report
 
-    model = load_model_arg(args.model)
     ns = _ns(args.n)
-    _check_args(args, ns)
+    if args.plot:
+        check_plot_path(args.plot)
+    _check_certify_args(args, ns)
+    model = load_model_arg(args.model)
+    check_sizes(model, ns)
     report = sensitivity_report(
         model,
         ns,
@@ -177,25 +176,10 @@ def run(args: argparse.Namespace) -> int:
         norm=args.norm,
         progress=not args.json,
     )
-    rows = None
-    if args.certify:
-        from attncert.soft.certified.table import certified_rows
-
-        rows = certified_rows(
-            model,
-            report,
-            source=args.model if args.model.startswith("zoo:") else str(Path(args.model).resolve()),
-            accepts_even=args.language == "parity",
-            samples=args.samples,
-            seed=args.seed,
-        )
-        if args.save:
-            for r in rows:
-                if r.certificate is not None:
-                    r.certificate.save(args.save.replace("{n}", str(r.n)))
+    rows = _certified(args, model, report) if args.certify else None
     if args.plot:
         plot_sensitivity(report, args.plot, certified=rows)
-    rate = _parity_rate(model, ns) if args.parity_rate else None
+    rate = _parity_rate(model, ns, args.accepts) if args.parity_rate else None
     if args.json:
         out = report.as_dict()
         if rate is not None:
@@ -228,6 +212,60 @@ def run(args: argparse.Namespace) -> int:
     return {"CERTIFIED": 0, "REJECTED": 1, "UNDECIDED": 3}[_verdict(rows)]
 
 
+def _check_certify_args(args, ns: list[int]) -> None:
+    """Refuse, before any work, options that --certify cannot honour."""
+    if args.save is None:
+        if args.certify and args.metric == "activation":
+            raise InputError(
+                "--certify bounds the logit (and the probability, a quarter of it)",
+                expected="--metric logit or probability",
+            )
+        return
+    if not args.certify:
+        raise InputError("--save needs --certify", expected="--certify --save PATH")
+    if len(ns) > 1 and "{n}" not in args.save:
+        raise InputError(
+            f"--save {quote(args.save)} with {len(ns)} lengths",
+            expected="a path containing {n}, e.g. 'cert-{n}.json'",
+        )
+    for n in ns:
+        path = Path(args.save.replace("{n}", str(n)))
+        if path.is_dir():
+            raise InputError(f"--save {quote(str(path))} is a directory", expected="a file path")
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise InputError(f"--save {quote(str(path))}: {parent} is not a directory")
+                break
+    if args.metric == "activation":
+        raise InputError(
+            "--certify bounds the logit (and the probability, a quarter of it)",
+            expected="--metric logit or probability",
+        )
+
+
+def _certified(args, model, report):
+    """The certified rows (attncert.soft.certified.table), saved if asked."""
+    from attncert.soft.certified.table import certified_rows
+    from attncert.soft.parity_rate import accepted_parity
+
+    even = args.accepts == "even" if args.accepts else accepted_parity(model)[0]
+    source = args.model if args.model.startswith("zoo:") else str(Path(args.model).resolve())
+    rows = certified_rows(
+        model,
+        report,
+        source=source,
+        accepts_even=True if even is None else even,
+        samples=args.samples,
+        seed=args.seed,
+    )
+    if args.save:
+        for r in rows:
+            if r.certificate is not None:
+                r.certificate.save(args.save.replace("{n}", str(r.n)))
+    return rows
+
+
 def _verdict(rows) -> str:
     """CERTIFIED (every bound checked), REJECTED (a checker rejection or a measured change
     above a certified bound), UNDECIDED (some bound overflowed)."""
@@ -238,13 +276,28 @@ def _verdict(rows) -> str:
     return "CERTIFIED"
 
 
-def _parity_rate(model, ns: list[int]) -> dict:
-    """Proposition (PARITY rate) for the CLI: the rate table and, where it applies, the
-    rigorous one-layer constant."""
+def _parity_rate(model, ns: list[int], accepts: str | None = None) -> dict:
+    """Proposition (PARITY rate) for the CLI: which parity the model accepts (flag, model
+    meta, or an announced assumption), the rate table, the status for this depth (one layer
+    proved, several a conjecture) and, where it applies, the rigorous one-layer constant."""
     from attncert.errors import ParameterError, UnsupportedError
-    from attncert.soft.parity_rate import format_rate_table, one_layer_mass_bound, rate_table
+    from attncert.soft.parity_rate import (
+        accepted_parity,
+        format_rate_table,
+        one_layer_mass_bound,
+        rate_table,
+        status_for,
+    )
 
-    table = rate_table(model, ns)
+    if accepts is not None:
+        even, source = accepts == "even", "--accepts"
+    else:
+        even, source = accepted_parity(model)
+        if even is None:
+            even, source = True, f"assumed even: {source}; pass --accepts odd for the complement"
+    parity = "even" if even else "odd"
+    table = rate_table(model, ns, accepts_even=even)
+    status = status_for(model)
     try:
         b = one_layer_mass_bound(model)
     except (UnsupportedError, ParameterError) as err:
@@ -259,10 +312,14 @@ def _parity_rate(model, ns: list[int]) -> dict:
             "sign-correct model of this shape has margin ≤ C/(4(K−1)N) = O(1/n²)",
         }
     return {
+        "accepts": parity,
+        "accepts_source": source,
+        "status": status,
         "residue": table.residue,
         "rows": [dict(vars(r)) for r in table.rows],
         "margin_exponent": table.margin_exponent,
         "mass_exponent": table.mass_exponent,
-        "table_text": format_rate_table(table),
+        "table_text": f"PARITY rate: accepted parity {parity} ({source})\n"
+        f"Proposition status: {status}\n" + format_rate_table(table),
         "one_layer": one,
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from attncert.cli.common import add_json_flag, print_json
-from attncert.model import save_model, zoo_model, zoo_names
+from attncert.model import save_model, zoo_description, zoo_model, zoo_names
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -19,7 +19,7 @@ def _list(args: argparse.Namespace) -> int:
         rows.append(
             {
                 "name": name,
-                "description": str(m.meta.get("description", m.meta.get("language", ""))),
+                "description": zoo_description(name),
                 "layers": m.num_layers,
                 "d": m.d,
                 "hard": m.is_hard,
@@ -37,7 +37,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from attncert.io import check_output_path
+
     name = args.name[4:] if args.name.startswith("zoo:") else args.name
+    check_output_path(args.path, "PATH")
     model = zoo_model(name)
     path = save_model(model, args.path)
     if args.json:

@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from attncert.hard.restriction import Restriction
 from attncert.hard.search.ranking import TupleRanking, beats
 from attncert.hard.tables import Table
 from attncert.model.spec import AttentionKind, Model
+from attncert.restriction import Restriction
 
 Clause = tuple[int, ...]
 

@@ -8,9 +8,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncert.hard.collapse import head_scores, row_index
-from attncert.hard.tables import Table, stack_values
+from attncert.hard.collapse import row_index
+from attncert.hard.tables import Table
+from attncert.model.forward import layer_norm
 from attncert.model.spec import AttentionKind, Model
+
+__implements__ = (
+    "Hahn eq. (7)",
+    "Hahn S1 Definition 7",
+    "Hahn S1 eq. (7)",
+    "Hahn S1 eq. (8)",
+)
 
 _CHUNK = 256
 
@@ -57,7 +65,12 @@ def rank_tuples(
     """Rankings for every tuple not already captured (in float) by a constant blocker."""
     layer = model.layers[layer_index - 1]
     n_tok = len(tables)
-    owner, floats, _ = stack_values(tables)
+    owner = np.concatenate(
+        [np.full(len(t.values), j, dtype=np.int64) for j, t in enumerate(tables)]
+    )
+    floats = np.concatenate([t.floats for t in tables], axis=0)
+    u = layer_norm(layer.norm1, floats) if layer.pre_norm and layer.norm1 is not None else floats
+    starts = np.searchsorted(owner, np.arange(n_tok))
     const = np.array([t.is_constant for t in tables])
     const_pos = np.nonzero(const)[0]
     nc_pos = np.nonzero(~const)[0]
@@ -65,24 +78,24 @@ def rank_tuples(
     if not len(nc_pos):
         return out
     for h, head in enumerate(layer.heads):
-        hs = head_scores(head, floats, owner, n_tok)
-        flt = hs.flt
-        nc_index = row_index(tables, nc_pos, hs.starts)
+        qf = u @ head.w_q.T + head.bias("b_q")
+        kf = u @ head.w_k.T + head.bias("b_k")
+        nc_index = row_index(tables, nc_pos, starts)
         rmax = nc_index.shape[1]
         nc_rows = nc_index.ravel()
-        const_rows = hs.starts[const_pos]
+        const_rows = starts[const_pos]
         vis_all = head.mask.matrix(n_tok)
         masked = head.mask.value != "none"
         R = len(owner)
         for c0 in range(0, R, _CHUNK):
             rows = np.arange(c0, min(R, c0 + _CHUNK))
             qpos = owner[rows]
-            sc_n = flt.scores(rows, nc_rows)
+            sc_n = qf[rows] @ kf[nc_rows].T
             if masked:
                 sc_n = np.where(vis_all[np.ix_(qpos, owner[nc_rows])], sc_n, -np.inf)
             m_nc = _group_max(sc_n, rmax)
             if len(const_pos):
-                cs = flt.scores(rows, const_rows)
+                cs = qf[rows] @ kf[const_rows].T
                 if masked:
                     cs = np.where(vis_all[np.ix_(qpos, const_pos)], cs, -np.inf)
                 if head.kind is AttentionKind.RIGHTMOST:
@@ -133,7 +146,7 @@ def rank_tuples(
                             m, float(mo[t, p]), tuple(float(vals[v]) for v in tm.value_of_row)
                         )
                     )
-                out.append(TupleRanking(h, i, qrow - int(hs.starts[i]), tuple(keys), b, bs, cutoff))
+                out.append(TupleRanking(h, i, qrow - int(starts[i]), tuple(keys), b, bs, cutoff))
     return out
 
 

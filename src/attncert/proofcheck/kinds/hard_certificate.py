@@ -64,7 +64,7 @@ def _resolve_model(directory: Path, spec: Any) -> tuple[Any, ModelRef]:
 
 def generate(directory: Path, spec: Any) -> Manifest:
     """Run the (untrusted) search once and write the certificate and manifest data."""
-    from attncert.hard.certificate import certificate_from_dict
+    from attncert.certificates.hard import certificate_from_dict
     from attncert.hard.pipeline import certify
 
     p = dict(spec.parameters)
@@ -76,6 +76,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
         method=p.get("method", "maxsat"),
         seed=p.get("seed", 0),
         time_limit=p.get("time_limit", 300.0),
+        model_source={"zoo": ref.ref[4:]} if ref.is_zoo else {"path": MODEL_FILE},
     )
     data = scrub_timings(cert.to_dict())
     certificate_from_dict(data)  # still a valid certificate
@@ -102,7 +103,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
 
 
 def check(ctx: Context) -> Outcome:
-    from attncert.hard.certificate import certificate_from_dict
+    from attncert.certificates.hard import certificate_from_dict
     from attncert.hard.checker import check as trusted_check
 
     m = ctx.manifest

@@ -15,8 +15,9 @@ Re-verification:
 3. every stored counterexample is re-evaluated at its point (hypotheses true, conclusion
    false, decided exactly or with arb balls);
 4. the claim checker (:func:`attncert.symbolic.check_claims`) is re-run and each claim's
-   general and concrete verdicts must equal the report's; the refuted set must equal the
-   manifest's ``expect.refuted``.
+   general and concrete verdicts must equal the report's, as must the counts (claims,
+   proved, cited, refuted, undecided) and each displayed equation's verdict as printed; the
+   refuted set must equal the manifest's ``expect.refuted``.
 """
 
 from __future__ import annotations
@@ -153,13 +154,30 @@ def check(ctx: Context) -> Outcome:
                     f"claim {cid}: report says {key} = {stored[cid].get(key)!r}, the claim "
                     f"checker says {fresh_by_id[cid][key]!r}"
                 )
+    stored_counts = (rep.get("counts") or {}).get("general")
+    if stored_counts != fresh["counts"]["general"]:
+        failures.append(
+            f"report counts {stored_counts} differ from the claim checker's "
+            f"{fresh['counts']['general']}"
+        )
+    fresh_disp = {d["label"]: d["verdict"] for d in fresh["displays"]}
+    stored_disp = {
+        d.get("label"): d.get("verdict") for d in rep.get("displays", []) if isinstance(d, dict)
+    }
+    if stored_disp != fresh_disp:
+        bad = sorted(
+            k for k in set(fresh_disp) | set(stored_disp) if fresh_disp.get(k) != stored_disp.get(k)
+        )
+        failures.append(f"display verdicts differ from the claim checker's at {bad[:5]}")
     want = ctx.manifest.expect.get("refuted")
     if want is not None and sorted(want) != sorted(fresh["refuted"]):
         failures.append(f"manifest expects refuted {sorted(want)}, checker: {fresh['refuted']}")
     if not failures:
+        ct = fresh["counts"]["general"]
         facts.append(
-            f"{len(fresh_by_id)} claims re-checked; refuted at these parameters: "
-            + (", ".join(fresh["refuted"]) or "none")
+            f"{ct['claims']} claims re-checked (proved {ct['proved']}, cited {ct['cited']}, "
+            f"refuted {ct['refuted']}, undecided {ct['undecided']}); refuted at these "
+            "parameters: " + (", ".join(fresh["refuted"]) or "none")
         )
     return Outcome(tuple(failures), tuple(facts))
 

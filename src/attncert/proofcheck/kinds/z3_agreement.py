@@ -2,7 +2,9 @@
 formula on every string of every length 1…N (Yang, Strobl, Chiang, Angluin: the
 constructions of Theorems 12–21, proved on a concrete model by :mod:`attncert.prove`).
 
-Files: ``model.json`` (the compiled model; its hash is checked by the tree), ``proof.json``
+Files: ``model.json`` (the compiled model — or, with ``parameters.construction =
+"proposition11"``, :func:`attncert.compile.first_last.first_last_model`; its hash is
+checked by the tree), ``proof.json``
 (the proof object of :func:`attncert.prove_agreement`, timings removed: every query, per n,
 with its verdict and ``.smt2`` file) and the ``smt2/*.smt2`` queries themselves.
 
@@ -68,7 +70,12 @@ def generate(directory: Path, spec: Any) -> Manifest:
     from attncert.model import save_model
 
     p = dict(spec.parameters)
-    model = compile_formula(spec.formula, regime=p["regime"], alphabet=p["alphabet"])
+    if p.get("construction") == "proposition11":  # Yang et al. Proposition 11, not compiled
+        from attncert.compile.first_last import first_last_model
+
+        model = first_last_model(spec.formula, p["alphabet"])
+    else:
+        model = compile_formula(spec.formula, regime=p["regime"], alphabet=p["alphabet"])
     save_model(model, directory / MODEL_FILE)
     result = _prove(spec.formula, model, p, directory / SMT2, cross_check=p.get("cross_check", 0))
     if result.verdict != "proved":

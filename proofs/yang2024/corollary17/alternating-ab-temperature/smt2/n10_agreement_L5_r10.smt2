@@ -1,0 +1,12 @@
+; attncert prove: agreement query n10_agreement_L5_r10
+(declare-fun b10_10 () Bool)
+(declare-fun x10_0 () Bool) (declare-fun x10_1 () Bool)
+(assert (and (or x10_0 x10_1) (not (and x10_0 x10_1))))
+(define-fun Y1 () Real (ite x10_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_10 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_10 () Bool (and x10_1 b10_10))
+(assert (not (= O20 (ite f0_10 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n10_agreement_L5_r5
+(declare-fun b10_5 () Bool)
+(declare-fun x5_0 () Bool) (declare-fun x5_1 () Bool)
+(assert (and (or x5_0 x5_1) (not (and x5_0 x5_1))))
+(define-fun Y1 () Real (ite x5_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_5 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_5 () Bool (and x5_1 b10_5))
+(assert (not (= O20 (ite f0_5 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n5_agreement_L5_r2
+(declare-fun b10_2 () Bool)
+(declare-fun x2_0 () Bool) (declare-fun x2_1 () Bool)
+(assert (and (or x2_0 x2_1) (not (and x2_0 x2_1))))
+(define-fun Y1 () Real (ite x2_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_2 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_2 () Bool (and x2_1 b10_2))
+(assert (not (= O20 (ite f0_2 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n6_agreement_L5_r4
+(declare-fun b10_4 () Bool)
+(declare-fun x4_0 () Bool) (declare-fun x4_1 () Bool)
+(assert (and (or x4_0 x4_1) (not (and x4_0 x4_1))))
+(define-fun Y1 () Real (ite x4_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_4 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_4 () Bool (and x4_1 b10_4))
+(assert (not (= O20 (ite f0_4 1.0 0.0))))
+(check-sat)

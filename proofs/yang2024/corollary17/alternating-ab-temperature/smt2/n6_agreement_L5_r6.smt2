@@ -1,0 +1,12 @@
+; attncert prove: agreement query n6_agreement_L5_r6
+(declare-fun b10_6 () Bool)
+(declare-fun x6_0 () Bool) (declare-fun x6_1 () Bool)
+(assert (and (or x6_0 x6_1) (not (and x6_0 x6_1))))
+(define-fun Y1 () Real (ite x6_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_6 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_6 () Bool (and x6_1 b10_6))
+(assert (not (= O20 (ite f0_6 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n7_agreement_L5_r7
+(declare-fun b10_7 () Bool)
+(declare-fun x7_0 () Bool) (declare-fun x7_1 () Bool)
+(assert (and (or x7_0 x7_1) (not (and x7_0 x7_1))))
+(define-fun Y1 () Real (ite x7_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_7 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_7 () Bool (and x7_1 b10_7))
+(assert (not (= O20 (ite f0_7 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n9_agreement_L5_r8
+(declare-fun b10_8 () Bool)
+(declare-fun x8_0 () Bool) (declare-fun x8_1 () Bool)
+(assert (and (or x8_0 x8_1) (not (and x8_0 x8_1))))
+(define-fun Y1 () Real (ite x8_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_8 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_8 () Bool (and x8_1 b10_8))
+(assert (not (= O20 (ite f0_8 1.0 0.0))))
+(check-sat)

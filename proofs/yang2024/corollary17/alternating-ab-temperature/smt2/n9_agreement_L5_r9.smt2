@@ -1,0 +1,12 @@
+; attncert prove: agreement query n9_agreement_L5_r9
+(declare-fun b10_9 () Bool)
+(declare-fun x9_0 () Bool) (declare-fun x9_1 () Bool)
+(assert (and (or x9_0 x9_1) (not (and x9_0 x9_1))))
+(define-fun Y1 () Real (ite x9_1 1.0 0.0))
+(define-fun Y19 () Real (ite b10_9 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y19 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* 1.0 U0)))
+(define-fun f0_9 () Bool (and x9_1 b10_9))
+(assert (not (= O20 (ite f0_9 1.0 0.0))))
+(check-sat)

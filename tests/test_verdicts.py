@@ -1,0 +1,81 @@
+"""Every certificate carries a verdict from a fixed set (issue 19): CERTIFIED only when
+it is non-trivial and inside the theorem; the same word in --json and in the exit code."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from attncert.cli.main import main
+from attncert.hard.pipeline import certify
+from attncert.hard.verdict import assess
+from attncert.kernel.hard import check
+from attncert.model import random_model, zoo_model
+from attncert.verdicts import Verdict
+
+
+def _verdict(model, n, language):
+    cert = certify(model, n=n, language=language)
+    return cert, assess(cert, model, check(cert, model))
+
+
+def test_exit_codes_are_distinct_and_documented():
+    codes = {v: v.exit_code for v in Verdict}
+    assert len(set(codes.values())) == len(codes)
+    assert codes[Verdict.CERTIFIED] == 0 and codes[Verdict.REFUTED] == 1
+    assert codes[Verdict.UNDECIDED] == 3 and 2 not in codes.values()  # 2 = bad input
+
+
+def test_dyck2_program_is_outside_the_theorem_and_says_why():
+    _cert, a = _verdict(zoo_model("dyck2_program"), 16, "dyck2")
+    assert a.verdict is Verdict.OUTSIDE_THEOREM
+    text = " ".join(a.reasons)
+    assert "average-hard heads" in text
+    assert "no free position" in text  # the vacuity is said too, not hidden
+
+
+def test_the_default_model_gets_its_honest_verdict(capsys):
+    code = main(["certify", "--n", "64", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CERTIFIED-TRIVIAL" and code == 4
+    assert out["summary"]["output_dependency"] == []
+    assert any("constant" in r for r in out["summary"]["reasons"])
+
+
+def test_a_non_constant_model_is_certified():
+    model = random_model(1, 1, 8, seed=6)
+    cert, a = _verdict(model, 64, "parity")
+    assert a.verdict is Verdict.CERTIFIED, a.reasons
+    assert cert.output_dependency and cert.final_restriction.num_free > 0
+    assert cert.misclassified is not None
+
+
+def test_failed_paper_invariants_are_never_under_a_bare_certified():
+    model = random_model(1, 1, 8, seed=6)
+    cert, a = _verdict(model, 16, "parity")
+    assert a.verdict is Verdict.OUTSIDE_THEOREM
+    assert any("paper invariant" in r for r in a.reasons)
+    # and the free-fraction invariant is re-derived, not read from the (untrusted) trace
+    cert, a = _verdict(model, 64, "parity")
+    starved = dataclasses.replace(
+        cert, trace={**cert.trace, "eta": "2/5", "q": "1/2", "delta": "1/2"}
+    )
+    assert assess(starved, model, check(starved, model)).verdict is Verdict.CERTIFIED
+
+
+def test_refuted_and_undecided():
+    model = random_model(1, 1, 8, seed=6)
+    cert, _ = _verdict(model, 16, "parity")
+    bad = dataclasses.replace(cert, output_dependency=())
+    a = assess(bad, model, check(bad, model))
+    assert a.verdict is Verdict.REFUTED and "output" in a.reasons[0]
+
+
+@pytest.mark.parametrize("verdict", list(Verdict))
+def test_readme_lists_every_verdict(verdict):
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert f"`{verdict.value}`" in readme
