@@ -59,12 +59,12 @@ def test_certify_table_and_pdf_plot(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["--n", "8", "--plot", "x.gif"], "unknown format"),
+        (["--n", "8", "--plot", "x.gif"], "format is unknown"),
         (["--n", "8", "--save", "c.json"], "--save needs --certify"),
         (["--n", "8,16", "--certify", "--save", "c.json"], "{n}"),
         (["--n", "8", "--certify", "--metric", "activation"], "bounds the logit"),
-        (["--n", "10000000000000"], "lengths ≤"),
-        (["--n", "8", "--certify", "--samples", "1"], "at least 2"),
+        (["--n", "10000000000000"], "--n"),
+        (["--n", "8", "--certify", "--samples", "1"], "--samples"),
     ],
 )
 def test_bad_input_exits_2(tmp_path, capsys, argv, match):
@@ -76,7 +76,7 @@ def test_bad_input_exits_2(tmp_path, capsys, argv, match):
 
 def test_plot_into_a_directory_is_refused(tmp_path, capsys):
     assert main(["sensitivity", "zoo:soft_parity", "--n", "6", "--plot", str(tmp_path)]) == 2
-    assert "unknown format" in capsys.readouterr().err
+    assert "--plot" in capsys.readouterr().err
 
 
 def test_hard_model_certify_is_bad_input(capsys):

@@ -16,8 +16,10 @@ only if every claim holds:
    height DP in arb);
 4. **restriction** — the same propagation over all completions of ρ re-derives a
    logit range that excludes 0 on the side of the claimed decision;
-5. **pair** — two completions of ρ that differ in membership, whose logits, evaluated
-   in arb at the recorded precision, are exactly the recorded balls and both have the
+5. **pair** — two completions of ρ that differ in membership, whose logits, evaluated by
+   the kernel's rigorous forward pass (:func:`attncert.kernel.forward.forward_rigorous`:
+   arb at the least precision that decides the sign, 53 → 4096 bits), are exactly the
+   recorded balls at the recorded precisions and both have the
    decision's sign (an undecided sign is refused).
 
 Besides soundness, every claimed number must be within the certificate's relative
@@ -49,16 +51,16 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from flint import arb, arb_mat, ctx
+from flint import arb, ctx
 
+from attncert.arith.field import Undecided
 from attncert.errors import SpecError
 from attncert.kernel import soft_bounds as B
+from attncert.kernel.forward import forward_rigorous
 from attncert.kernel.soft_propagate import propagate, readout_index
-from attncert.model.positional import feature_matrix
 from attncert.model.spec import Model, Readout
 
 FORMAT, VERSION = "attncert-soft-certificate", 1
-PRECISIONS = (53, 106, 212, 424, 848, 1696, 4096)
 
 
 @dataclass(frozen=True)
@@ -83,132 +85,18 @@ class SoftCheckReport:
         return "REJECTED: " + "; ".join(str(f) for f in self.failures)
 
 
-# ----------------------------------------------------------------------------- arb forward
+# ----------------------------------------------------------------------------- pairs
 
 
-def _rows(m) -> list[list[arb]]:
-    return [list(r) for r in m.tolist()]
-
-
-def _affine_rows(rows, w, b):
-    """rows @ wᵀ + b in arb (rows: list of lists)."""
-    out = _rows(arb_mat(rows) * arb_mat(w.T.tolist()))
-    return [[x + float(bb) for x, bb in zip(row, b, strict=True)] for row in out]
-
-
-def _ln_rows(norm, rows):
-    out = []
-    for row in rows:
-        d = len(row)
-        mu = sum(row, arb(0)) / d
-        c = [x - mu for x in row]
-        s = (sum((x * x for x in c), arb(0)) / d + float(norm.eps)).sqrt()
-        out.append(
-            [x / s * float(g) + float(b) for x, g, b in zip(c, norm.weight, norm.bias, strict=True)]
-        )
-    return out
-
-
-def _act(kind: str, x: arb) -> arb:
-    if kind == "relu":
-        return (x + abs(x)) / 2
-    if kind == "gelu":
-        return x * (1 + (x / arb(2).sqrt()).erf()) / 2
-    u = (2 / arb.pi()).sqrt() * (x + arb(44715) / 1000000 * x * x * x)
-    return x * (1 + u.tanh()) / 2
-
-
-def logit_ball(model: Model, string: str, prec: int) -> arb:
-    """The readout logit w·r + b of ``string``, enclosed in arb at ``prec`` bits (the exact
-    real-number semantics of the model file; every weight is an exact dyadic rational)."""
-    old = ctx.prec
-    ctx.prec = prec
+def decide(model: Model, string: str) -> tuple[int | None, arb | None]:
+    """The precision at which :func:`attncert.kernel.forward.forward_rigorous` decides the
+    logit's sign (53 → 4096 bits) and the logit's ball there; (None, None) if even 4096
+    bits leave 0 inside (never guessed)."""
     try:
-        tokens = model.encode(string)
-        n_tok = len(tokens)
-        emb = model.embedding
-        ys = [[arb(float(v)) for v in emb.word[t]] for t in tokens]
-        if emb.features:
-            phi = feature_matrix(emb.features, n_tok)
-            pos = _rows(arb_mat(phi.tolist()) * arb_mat(emb.pos_weight.T.tolist()))
-            ys = [[a + b for a, b in zip(y, p, strict=True)] for y, p in zip(ys, pos, strict=True)]
-        if emb.table is not None:
-            if n_tok > emb.table.shape[0]:
-                raise SpecError(f"{n_tok} tokens exceed the learned position table")
-            ys = [
-                [a + float(b) for a, b in zip(y, emb.table[t], strict=True)]
-                for t, y in enumerate(ys)
-            ]
-        r = readout_index(model, len(string))
-        for li, layer in enumerate(model.layers):
-            rows = [r] if li == len(model.layers) - 1 and r is not None else list(range(n_tok))
-            pre = layer.pre_norm
-            us = _ln_rows(layer.norm1, ys) if pre and layer.norm1 is not None else ys
-            att = [[arb(0)] * model.d for _ in rows]
-            for head in layer.heads:
-                t = head.temperature
-                beta = arb(float(t.coef)) * arb(n_tok) ** arb(float(t.n_power))
-                if t.log_power:
-                    beta *= arb(n_tok).log() ** arb(float(t.log_power))
-                q = _affine_rows([us[j] for j in rows], head.w_q, head.bias("b_q"))
-                k = _affine_rows(us, head.w_k, head.bias("b_k"))
-                v = arb_mat(_affine_rows(us, head.w_v, head.bias("b_v")))
-                s = _rows(arb_mat(q) * arb_mat(k).transpose())
-                wts = []
-                for j, srow in zip(rows, s, strict=True):
-                    keys = [w for w in range(n_tok) if head.mask.allowed(j, w)]
-                    row = [arb(0)] * n_tok
-                    if keys:
-                        z = [beta * srow[w] for w in keys]
-                        top = max(float(x.mid()) for x in z)
-                        e = [(x - top).exp() for x in z]
-                        tot = sum(e, arb(0))
-                        for w, ew in zip(keys, e, strict=True):
-                            row[w] = ew / tot
-                    wts.append(row)
-                mixed = _affine_rows(_rows(arb_mat(wts) * v), head.w_o, head.bias("b_o"))
-                for a_row, out in zip(att, mixed, strict=True):  # no key: W_O·0 + b_O
-                    for c in range(model.d):
-                        a_row[c] = a_row[c] + out[c]
-            base = [ys[j] for j in rows]
-            ys = [
-                [a + b for a, b in zip(y, o, strict=True)] if layer.residual else o
-                for y, o in zip(base, att, strict=True)
-            ]
-            if not pre and layer.norm1 is not None:
-                ys = _ln_rows(layer.norm1, ys)
-            if layer.ffn is not None:
-                f = layer.ffn
-                fin = _ln_rows(layer.norm2, ys) if pre and layer.norm2 is not None else ys
-                h = [
-                    [_act(f.activation.value, x) for x in row]
-                    for row in _affine_rows(fin, f.w1, f.b1)
-                ]
-                ff = _affine_rows(h, f.w2, f.b2)
-                ys = [
-                    [a + b for a, b in zip(y, o, strict=True)] if layer.residual else o
-                    for y, o in zip(ys, ff, strict=True)
-                ]
-            if not pre and layer.norm2 is not None:
-                ys = _ln_rows(layer.norm2, ys)
-            if rows == [r]:
-                ys = {r: ys[0]}  # only the readout row from here on
-                ys = [ys.get(j) for j in range(n_tok)]
-        if model.final_norm is not None:
-            idx = [j for j, y in enumerate(ys) if y is not None]
-            normed = _ln_rows(model.final_norm, [ys[j] for j in idx])
-            for j, y in zip(idx, normed, strict=True):
-                ys[j] = y
-        vec = (
-            ys[r]
-            if r is not None
-            else [sum((y[c] for y in ys), arb(0)) / n_tok for c in range(model.d)]
-        )
-        return sum(
-            (x * float(w) for x, w in zip(vec, model.readout.weight, strict=True)), arb(0)
-        ) + float(model.readout.bias)
-    finally:
-        ctx.prec = old
+        trace = forward_rigorous(model, string)
+    except Undecided:
+        return None, None
+    return trace.precision, trace.logit
 
 
 def ball_text(x: arb) -> str:
@@ -216,17 +104,6 @@ def ball_text(x: arb) -> str:
     mm, me = x.mid().man_exp()
     rm, re_ = x.rad().man_exp()
     return f"{mm}p{me} +/- {rm}p{re_}"
-
-
-def decide(model: Model, string: str) -> tuple[int | None, arb]:
-    """The least precision of :data:`PRECISIONS` at which the logit's sign is decided, and
-    the ball there (None and the last ball if even 4096 bits leave 0 inside)."""
-    ball_ = None
-    for prec in PRECISIONS:
-        ball_ = logit_ball(model, string, prec)
-        if ball_ > 0 or ball_ < 0:
-            return prec, ball_
-    return None, ball_
 
 
 # ----------------------------------------------------------------------------- the check
@@ -416,7 +293,7 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 return fail("pair", *msg)
             facts.append(
                 f"pair {pair['strings'][0][:16]}… / {pair['strings'][1][:16]}… differs in "
-                f"{pair['language']} and both get {pair['decision']} (arb, {pair['precision']} bits)"
+                f"{pair['language']} and both get {pair['decision']} (arb, {pair['precisions']} bits)"
             )
     except SpecError as err:
         return fail("format", err.where or "certificate", err.message)
@@ -521,18 +398,19 @@ def _check_pair(pair, model: Model, n: int, rho, decision):
         return "pair.membership", f"the strings' membership is {mem}"
     if _field(pair, "decision", bool, "pair") != decision:
         return "pair.decision", f"the restriction's certified decision is {decision}"
-    prec = _field(pair, "precision", int, "pair")
-    if prec not in PRECISIONS:
-        return "pair.precision", f"{prec} is not one of {PRECISIONS}"
+    precs = _field(pair, "precisions", list, "pair")
     texts = _field(pair, "logits", list, "pair")
+    if len(precs) != 2 or len(texts) != 2:
+        return "pair", "two precisions and two logit enclosures are needed"
     for k, s in enumerate(strings):
-        ball_ = logit_ball(model, s, prec)
-        if not (ball_ > 0 if decision else ball_ < 0):
-            return (
-                f"pair.logits[{k}]",
-                f"the logit {ball_} at {prec} bits does not have the decision's sign",
-            )
-        if k >= len(texts) or texts[k] != ball_text(ball_):
+        prec, ball_ = decide(model, s)
+        if prec is None:
+            return f"pair.logits[{k}]", "the logit's sign is undecided at 4096 bits"
+        if precs[k] != prec:
+            return f"pair.precisions[{k}]", f"the sign is decided at {prec} bits, not {precs[k]!r}"
+        if not (ball_ > 0 if decision else ball_ <= 0):  # accept iff logit > 0
+            return f"pair.logits[{k}]", f"the logit {ball_} does not give the decision {decision}"
+        if texts[k] != ball_text(ball_):
             return (
                 f"pair.logits[{k}]",
                 f"the recorded enclosure is not the evaluation at {prec} bits ({ball_text(ball_)})",

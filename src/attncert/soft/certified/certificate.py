@@ -20,8 +20,9 @@ one input length n. Its optional parts:
     range of the logit over all completions and excludes 0.
 ``pair``
     two completions of ρ that differ in membership in ``language``; the model gives
-    both ``decision``, so it is wrong on one. ``logits`` are arb enclosures (strings) of
-    the two logits at ``precision`` bits, reproduced exactly by the checker.
+    both ``decision``, so it is wrong on one. ``logits`` are arb enclosures (exact text)
+    of the two logits at ``precisions`` bits — the least precision at which the kernel's
+    rigorous forward pass decides each sign — reproduced exactly by the checker.
 ``method``
     the propagation's options (``lp``) and the checker's ``tolerance``: a claimed
     number must be sound (on the safe side of what the checker re-derives) and within
@@ -101,7 +102,7 @@ class PairClaim:
     language: str
     membership: tuple[bool, bool]
     decision: bool
-    precision: int
+    precisions: tuple[int, int]
     logits: tuple[str, str]
 
     def to_dict(self) -> dict:
@@ -110,7 +111,7 @@ class PairClaim:
             "language": self.language,
             "membership": list(self.membership),
             "decision": self.decision,
-            "precision": self.precision,
+            "precisions": list(self.precisions),
             "logits": list(self.logits),
         }
 

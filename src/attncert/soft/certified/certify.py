@@ -191,22 +191,21 @@ def certify_soft(
 
 
 def _decide_pair(model, pair, language, decision, notes) -> PairClaim | None:
-    a, b = pair
     precs, texts = [], []
-    for s in (a, b):
+    for s in pair:
         prec, ball = K.decide(model, s)
         if prec is None:
             notes.append(f"undecided: the logit of {s[:24]}… keeps 0 in its enclosure at 4096 bits")
             return None
-        if (ball > 0) != decision:
+        if bool(ball > 0) != decision:
             notes.append(
                 "the pair's decision disagrees with the certified one (a bug): not recorded"
             )
             return None
         precs.append(prec)
-    prec = max(precs)
-    texts = [K.ball_text(K.logit_ball(model, s, prec)) for s in (a, b)]
+        texts.append(K.ball_text(ball))
     member = _member(language)
+    a, b = pair
     return PairClaim(
-        (a, b), language, (bool(member(a)), bool(member(b))), decision, prec, tuple(texts)
+        (a, b), language, (bool(member(a)), bool(member(b))), decision, tuple(precs), tuple(texts)
     )
