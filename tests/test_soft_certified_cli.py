@@ -31,9 +31,10 @@ def test_certify_json_side_by_side(tmp_path, capsys):
         assert row["ratio"] == pytest.approx(row["certified_bound"] / row["measured_max"])
         assert row["certified_source"] in ("range cap", "propagation")
         assert 0 < row["cross_entropy_floor"] < math.log(2) and row["log2"] == math.log(2)
-        assert row["measured_cross_entropy"] >= row["cross_entropy_floor"] - 3 * row[
-            "measured_cross_entropy_half_width"
-        ]
+        assert (
+            row["measured_cross_entropy"]
+            >= row["cross_entropy_floor"] - 3 * row["measured_cross_entropy_half_width"]
+        )
         assert row["lemma5_is_cap"] is True  # A ≈ 429: e^{2A}/n is clipped to 1
     assert (tmp_path / "c-8.json").exists() and (tmp_path / "c-20.json").exists()
     assert main(["soft-check", str(tmp_path / "c-20.json")]) == 0
@@ -86,7 +87,9 @@ def test_hard_model_certify_is_bad_input(capsys):
 
 def test_soft_certify_and_check(tmp_path, capsys):
     cert = tmp_path / "c.json"
-    code = main(["soft-certify", "zoo:soft_parity_lm", "--n", "16", "--time-limit", "20", "-o", str(cert)])
+    code = main(
+        ["soft-certify", "zoo:soft_parity_lm", "--n", "16", "--time-limit", "20", "-o", str(cert)]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "verdict: CERTIFIED" in text and "positions free" in text and "wrong on one of" in text
@@ -134,7 +137,9 @@ def test_soft_check_bad_input(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["soft-check", str(bad)]) == 2
     assert "malformed JSON" in capsys.readouterr().err
-    bad.write_text(json.dumps({"format": "attncert-soft-certificate", "version": 1, "model": {"sha256": "x"}}))
+    bad.write_text(
+        json.dumps({"format": "attncert-soft-certificate", "version": 1, "model": {"sha256": "x"}})
+    )
     assert main(["soft-check", str(bad)]) == 2
     assert "does not say where its model is" in capsys.readouterr().err
 
@@ -160,16 +165,22 @@ def test_a_cap_is_labelled_as_a_cap_and_its_end_is_computed():
 
 
 def test_published_steps_are_worded_as_steps_not_as_a_meaningful_bound():
-    rep = sensitivity_report(zoo_model("soft_parity_lm"), [16], restarts=1, candidates=4, time_budget=1)
+    rep = sensitivity_report(
+        zoo_model("soft_parity_lm"), [16], restarts=1, candidates=4, time_budget=1
+    )
     text = format_table(rep)
     assert "published steps valid from n ≥ 2" not in text
     assert "a condition on the steps, not on the size of the bound" in text
 
 
 def test_the_fit_is_shown_with_its_regime():
-    rep = sensitivity_report(zoo_model("soft_parity_lm"), [16, 64], restarts=1, candidates=4, time_budget=2)
+    rep = sensitivity_report(
+        zoo_model("soft_parity_lm"), [16, 64], restarts=1, candidates=4, time_budget=2
+    )
     assert "fitted on n = 16…64" in rep.regime()
-    assert "far from the asymptotic regime" in rep.regime() and "single differing key" in rep.regime()
+    assert (
+        "far from the asymptotic regime" in rep.regime() and "single differing key" in rep.regime()
+    )
     rep2 = sensitivity_report(zoo_model("soft_parity"), [8, 16, 32], restarts=1, candidates=4)
     assert "fitted on n = 8…32" in rep2.regime() and "far from" not in rep2.regime()
     assert rep.as_dict()["regime"] == rep.regime()

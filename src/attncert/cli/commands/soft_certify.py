@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         a, b = cert.pair.strings
         print(
             f"pair differing in {cert.pair.language}: both {'accepted' if cert.pair.decision else 'rejected'}"
-            f" (arb, {cert.pair.precision} bits): the model is wrong on one of\n  {_short(a)}\n  {_short(b)}"
+            f" (arb, {'/'.join(map(str, cert.pair.precisions))} bits): the model is wrong on one of\n  {_short(a)}\n  {_short(b)}"
         )
     for note in res.notes:
         print(f"note: {note}")
