@@ -111,7 +111,7 @@ def test_soft_certify_and_check(tmp_path, capsys):
 def test_soft_certify_adversarial_parity_gets_no_free_position(capsys):
     code = main(["soft-certify", "zoo:soft_parity_ln", "--n", "10", "--time-limit", "20", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["verdict"] == "CERTIFIED-TRIVIAL"
+    assert code == 4 and out["verdict"] == "CERTIFIED-TRIVIAL"
     rest = out["certificate"]["restriction"]
     assert rest is None or rest["free"] == 0
     assert out["certificate"]["pair"] is None
@@ -130,6 +130,15 @@ def test_soft_certify_adversarial_parity_gets_no_free_position(capsys):
 def test_soft_certify_bad_input(capsys, argv, match):
     assert main(["soft-certify", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_outside_lemma5_is_said(capsys):
+    """dyck2_program_soft has unbounded positional features and β = 20.6·log N: the bound
+    is certified at this n, but Lemma 5's hypotheses fail and the verdict says so."""
+    code = main(["soft-certify", "zoo:dyck2_program_soft", "--n", "6", "--no-restriction"])
+    text = capsys.readouterr().out
+    assert code == 5 and "verdict: OUTSIDE-THEOREM" in text
+    assert "grows with n" in text and "is unbounded" in text
 
 
 def test_soft_check_bad_input(tmp_path, capsys):

@@ -337,8 +337,10 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
                 opt["valid"], opt["u"] = valid, u_opt
             if queries is not None:
                 e_lo, e_hi = _exact(opt["q"], opt["k"], opt["v"], valid, beta, head.mask, queries)
-                e_lo, e_hi = B.iadd(e_lo, e_hi, *hd["bias"])
-                seen = np.isfinite(e_lo) & np.isfinite(e_hi)
+                seen = np.isfinite(e_lo) & np.isfinite(e_hi)  # before rounding (no key: ±inf)
+                e_lo, e_hi = B.iadd(
+                    np.where(seen, e_lo, 0.0), np.where(seen, e_hi, 0.0), *hd["bias"]
+                )
                 o_lo, o_hi = out[0].copy(), out[1].copy()
                 o_lo[queries] = np.where(seen, np.maximum(o_lo[queries], e_lo), o_lo[queries])
                 o_hi[queries] = np.where(seen, np.minimum(o_hi[queries], e_hi), o_hi[queries])

@@ -29,9 +29,11 @@ certified bracket-type floor.
 
     attncert sensitivity zoo:soft_parity_lm --n 256,1024 --certify --save 'cert-{n}.json'
 
-Exit status 0 (with --certify: every bound certified and checked); 1 if the checker
-rejected a certificate or a measured change exceeded a certified bound; 2 for bad
-input; 3 if a bound could not be decided (float64 overflow). A model outside Lemma 5
+With --certify the verdict (attncert.verdicts) and exit status are CERTIFIED (0: every
+bound certified and checked), OUTSIDE-THEOREM (5: checked, but a hypothesis of Lemma 5
+fails for the model — the bounds hold at these n, the asymptotics do not apply),
+REFUTED (1: the checker rejected a certificate, or a measured change exceeded a
+certified bound), UNDECIDED (3: a bound overflowed float64); bad input exits 2. A model outside Lemma 5
 (hard or masked attention, temperature growing with n, unbounded positional encodings)
 is still measured; the report says which hypothesis fails instead of giving a bound.
 """
@@ -45,6 +47,7 @@ from attncert import limits
 from attncert.cli.args import integer, quote, seconds
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
 from attncert.errors import InputError
+from attncert.verdicts import Verdict
 
 _LENGTH = integer(
     minimum=1,
@@ -186,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             out["parity_rate"] = rate
         if rows is not None:
             out["certified"] = [r.as_dict() for r in rows]
-            out["verdict"] = _verdict(rows)
+            out["verdict"] = _verdict(rows, model)
         print_json(out)
     else:
         print(format_table(report))
@@ -195,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
 
             print()
             print(format_certified(rows))
-            print(f"verdict: {_verdict(rows)}")
+            print(f"verdict: {_verdict(rows, model)}")
         if rate is not None:
             print()
             print(rate["table_text"])
@@ -209,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if rows is None:
         return 0
-    return {"CERTIFIED": 0, "REJECTED": 1, "UNDECIDED": 3}[_verdict(rows)]
+    return Verdict(_verdict(rows, model)).exit_code
 
 
 def _check_certify_args(args, ns: list[int]) -> None:
@@ -266,14 +269,19 @@ def _certified(args, model, report):
     return rows
 
 
-def _verdict(rows) -> str:
-    """CERTIFIED (every bound checked), REJECTED (a checker rejection or a measured change
-    above a certified bound), UNDECIDED (some bound overflowed)."""
+def _verdict(rows, model) -> str:
+    """CERTIFIED (every bound checked), OUTSIDE-THEOREM (checked, Lemma 5's hypotheses
+    fail), REFUTED (a checker rejection or a measured change above a certified bound),
+    UNDECIDED (some bound overflowed)."""
+    from attncert.soft.certified.certify import lemma5_failures
+
     if any((r.check is not None and not r.check.accepted) or not r.sound for r in rows):
-        return "REJECTED"
+        return Verdict.REFUTED.value
     if any(r.certified is None for r in rows):
-        return "UNDECIDED"
-    return "CERTIFIED"
+        return Verdict.UNDECIDED.value
+    if lemma5_failures(model):
+        return Verdict.OUTSIDE_THEOREM.value
+    return Verdict.CERTIFIED.value
 
 
 def _parity_rate(model, ns: list[int], accepts: str | None = None) -> dict:

@@ -14,10 +14,12 @@ and has it re-derived by the independent checker (attncert.kernel.soft):
     attncert soft-certify zoo:soft_parity_lm --n 1024 -o cert.json
     attncert soft-check cert.json
 
-Verdicts (and exit status): CERTIFIED (0: checked, a free position, and the pair);
-CERTIFIED-TRIVIAL (0: checked, but no restriction with a free position or no pair of
-different membership — the certificate says nothing about misclassification);
-REJECTED (1: the checker refused it); UNDECIDED (3: no certified restriction within the
+Verdicts (attncert.verdicts, and exit status): CERTIFIED (0: checked, a free position,
+and the pair); CERTIFIED-TRIVIAL (4: checked, but no restriction with a free position or
+no pair of different membership — nothing about misclassification); OUTSIDE-THEOREM (5:
+checked, but a hypothesis of Lemma 5 fails — unbounded positional features, a
+temperature growing with n; the numbers hold at this n, the asymptotics do not apply);
+REFUTED (1: the checker refused it); UNDECIDED (3: no certified restriction within the
 time limit, or a logit whose sign arb could not decide); bad input exits 2.
 """
 
@@ -28,8 +30,8 @@ from pathlib import Path
 
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
 from attncert.errors import InputError
+from attncert.verdicts import Verdict
 
-EXIT = {"CERTIFIED": 0, "CERTIFIED-TRIVIAL": 0, "REJECTED": 1, "UNDECIDED": 3}
 MAX_N = 1 << 14
 
 
@@ -92,13 +94,14 @@ def run(args: argparse.Namespace) -> int:
         print_json(
             {
                 "verdict": verdict,
+                "reasons": list(res.outside),
                 "certificate": cert.to_dict(),
                 "check": res.check.summary(),
                 "notes": list(res.notes),
                 "output": args.output,
             }
         )
-        return EXIT[verdict]
+        return Verdict(verdict).exit_code
     sens = res.sensitivity
     print(f"model {model.name} ({model.digest[:12]}…), n = {args.n}")
     print(
@@ -132,8 +135,10 @@ def run(args: argparse.Namespace) -> int:
     print(("CHECKED: " if res.check.accepted else "") + res.check.summary().split(": ", 1)[-1])
     if args.output:
         print(f"certificate written to {args.output}")
+    for reason in res.outside:
+        print(f"outside Lemma 5: {reason}")
     print(f"verdict: {verdict}")
-    return EXIT[verdict]
+    return Verdict(verdict).exit_code
 
 
 def _short(s: str) -> str:

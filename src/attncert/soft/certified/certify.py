@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from attncert.kernel import soft as K
 from attncert.languages import language as make_language
 from attncert.model.spec import Model
@@ -49,6 +51,7 @@ from attncert.soft.certified.restriction import (
     misclassified_pair,
 )
 from attncert.soft.certified.sensitivity import CertifiedSensitivity, certify_sensitivity
+from attncert.verdicts import Verdict
 
 DYCK_READOUT = {"lm_difference": [")", "]"]}
 
@@ -63,24 +66,57 @@ class SoftOutcome:
     restriction: SoftRestriction | None
     check: K.SoftCheckReport
     notes: tuple[str, ...] = field(default=())
+    certificate_model: Model | None = None
 
     @property
     def verdict(self) -> str:
-        """CERTIFIED (checked; with a restriction: a free position and a misclassified
-        pair), CERTIFIED-TRIVIAL (checked, but the restriction has no free position or no
-        pair of different membership was found: nothing about misclassification),
-        REJECTED (the checker refused), UNDECIDED (no certified restriction within the
-        time limit, or a pair's sign that arb could not decide)."""
+        """One word of :class:`attncert.verdicts.Verdict`: CERTIFIED (checked; with a
+        restriction: a free position and a misclassified pair), CERTIFIED-TRIVIAL (checked,
+        but the restriction has no free position or no pair of different membership was
+        found: nothing about misclassification), OUTSIDE-THEOREM (checked, but a
+        hypothesis of Hahn's Lemma 5 fails for this model: the facts hold at this n, the
+        asymptotic statement does not apply), REFUTED (the checker refused), UNDECIDED (no
+        certified restriction within the time limit, or a pair's sign that arb could not
+        decide)."""
         if not self.check.accepted:
-            return "REJECTED"
-        if self.restriction is None and not any("no restriction" in n for n in self.notes):
-            return "CERTIFIED"  # no restriction was asked for
+            return Verdict.REFUTED.value
         if any(n.startswith("undecided") for n in self.notes):
-            return "UNDECIDED"
+            return Verdict.UNDECIDED.value
         cert = self.certificate
-        if cert.restriction is None or not cert.restriction.rho.count("*") or cert.pair is None:
-            return "CERTIFIED-TRIVIAL"
-        return "CERTIFIED"
+        asked = self.restriction is not None or any("no restriction" in n for n in self.notes)
+        if asked and (
+            cert.restriction is None or not cert.restriction.rho.count("*") or cert.pair is None
+        ):
+            return Verdict.CERTIFIED_TRIVIAL.value
+        if self.outside:
+            return Verdict.OUTSIDE_THEOREM.value
+        return Verdict.CERTIFIED.value
+
+    @property
+    def outside(self) -> tuple[str, ...]:
+        """Hypotheses of Lemma 5 that fail for this model (in words)."""
+        return lemma5_failures(self.certificate_model)
+
+
+def lemma5_failures(model: Model | None) -> tuple[str, ...]:
+    """The hypotheses of Hahn's Lemma 5 (and so of Theorem 6's asymptotics) that ``model``
+    violates: hard heads, an inverse temperature growing with n, a used positional
+    feature that is unbounded. The certified numbers hold at their n regardless."""
+    if model is None:
+        return ()
+    out = []
+    for li, layer in enumerate(model.layers):
+        for hi, h in enumerate(layer.heads):
+            t = h.temperature
+            if h.kind.is_hard:
+                out.append(f"layers[{li}].heads[{hi}] is a hard-attention head")
+            elif t is not None and not (t.n_power <= 0 and t.log_power == 0):
+                out.append(f"layers[{li}].heads[{hi}]: inverse temperature β(N) = {t} grows with n")
+    emb = model.embedding
+    for fi, f in enumerate(emb.features):
+        if not f.bounded and np.any(emb.pos_weight[:, fi] != 0):
+            out.append(f"positional feature {f.label!r} is unbounded")
+    return tuple(out)
 
 
 MARGIN = 2.0**-30  # claims are widened by this relative amount (see ``widen``)
@@ -187,7 +223,7 @@ def certify_soft(
         },
     )
     report = K.check(cert.to_dict(), model)
-    return SoftOutcome(cert, sens, closer, found, report, tuple(notes))
+    return SoftOutcome(cert, sens, closer, found, report, tuple(notes), model)
 
 
 def _decide_pair(model, pair, language, decision, notes) -> PairClaim | None:

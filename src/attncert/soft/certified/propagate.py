@@ -384,9 +384,11 @@ def _exact_first_layer(hbo: A.HeadBoxes, valid, mask, queries, out):
     """Intersect the head's output box with the exact fractional-program range at
     ``queries`` (layer 1)."""
     lo, hi = first_layer_range(hbo.q, hbo.k, hbo.v, valid, hbo.beta, mask, queries)
-    lo, hi = R.add(lo, hi, hbo.bias[0], hbo.bias[1])
-    o_lo, o_hi = out[0].copy(), out[1].copy()
+    # a query that sees no key comes back as [+inf, −inf]: keep its box (b_O) untouched
+    # (checked before rounding: down(+inf) would be a finite float)
     seen = np.isfinite(lo) & np.isfinite(hi)
+    lo, hi = R.add(np.where(seen, lo, 0.0), np.where(seen, hi, 0.0), hbo.bias[0], hbo.bias[1])
+    o_lo, o_hi = out[0].copy(), out[1].copy()
     o_lo[queries] = np.where(seen, np.maximum(o_lo[queries], lo), o_lo[queries])
     o_hi[queries] = np.where(seen, np.minimum(o_hi[queries], hi), o_hi[queries])
     return o_lo, o_hi
