@@ -44,6 +44,7 @@ def main() -> None:
     ap.add_argument("--n", default="256,1024")
     ap.add_argument("--budget", type=float, default=60.0, help="search seconds per (model, n)")
     ap.add_argument("--models", default=None, help="comma-separated zoo names (default: all soft)")
+    ap.add_argument("--files", default=None, help="comma-separated model files to add")
     ap.add_argument("--restrict", type=int, default=None, help="also restrictions at this n")
     ap.add_argument("--restrict-time", type=float, default=180.0)
     ap.add_argument("--json", metavar="PATH")
@@ -56,7 +57,13 @@ def main() -> None:
         "restrictions": [],
     }
     models = soft_models(args.models.split(",") if args.models else None)
-    print(f"{'model':<22} {'n':>5} {'measured':>10} {'B(n)':>10} {'source':<12} {'ratio':>7} {'s':>6}")
+    if args.files:
+        from attncert.model import load_model
+
+        models += [load_model(f) for f in args.files.split(",")]
+    print(
+        f"{'model':<22} {'n':>5} {'measured':>10} {'B(n)':>10} {'source':<12} {'ratio':>7} {'s':>6}"
+    )
     for m in models:
         for n in ns:
             t0 = time.perf_counter()

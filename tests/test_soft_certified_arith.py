@@ -206,3 +206,24 @@ def test_parity_floor_is_log1p_exp():
         f = R.log1p_exp_neg_half_lower(b)
         assert f <= math.log1p(math.exp(-b / 2)) and f > math.log1p(math.exp(-b / 2)) - 1e-15
     assert R.log1p_exp_neg_half_lower(0.0) < math.log(2)
+
+
+def test_layernorm_sphere_cap_holds_for_every_input():
+    """w·LN(y) + b stays within √d·‖w⊙γ − mean‖ of w·β + b for any y — also for inputs
+    far outside any box — and the kernel computes the same interval."""
+    from attncert.model.forward import layer_norm
+    from attncert.soft.certified.layernorm import sphere_range
+
+    d = 7
+    norm = LayerNorm(1 + 0.5 * RNG.standard_normal(d), RNG.standard_normal(d), 1e-5)
+    w = RNG.standard_normal(d)
+    lo, hi = sphere_range(norm, w, 0.3)
+    k_lo, k_hi = KB.sphere(norm, w, 0.3)
+    assert lo == pytest.approx(k_lo, rel=1e-12) and hi == pytest.approx(k_hi, rel=1e-12)
+    y = RNG.standard_normal((5000, d)) * 10.0 ** RNG.integers(-3, 6, (5000, 1))
+    z = layer_norm(norm, y) @ w + 0.3
+    assert np.all(z >= lo) and np.all(z <= hi)
+    # attained up to ε: y along the centred direction of w⊙γ
+    a = w * norm.weight
+    z_top = layer_norm(norm, (a - a.mean())[None] * 1e3) @ w + 0.3
+    assert z_top[0] > hi - 1e-6 * (hi - lo)

@@ -304,3 +304,15 @@ def layernorm_change(norm, delta, s_max, n_abs):
     out = up(up(np.minimum(coord, l2[..., None]) * s_max[..., None]) * np.abs(norm.weight))
     finite(out)
     return out
+
+
+def sphere(norm, w, b):
+    """[lo, hi] ∋ w·LN(y) + b for every y: with n = (y − μ)/√(σ² + ε), Σ n = 0 and
+    ‖n‖² < d, so (w ⊙ γ)·n = (a − ā1)·n ≤ ‖a − ā1‖₂·√d."""
+    d = len(w)
+    a_lo, a_hi = imul(w, w, norm.weight, norm.weight)
+    m_lo, m_hi = dn(sum_dn(a_lo) / d), up(sum_up(a_hi) / d)
+    dev = np.maximum(up(a_hi - m_lo), up(m_hi - a_lo))
+    rad = up(up(np.sqrt(psum_up(up(dev * dev)))) * up(np.sqrt(float(d))))
+    c = lin(norm.bias[None], norm.bias[None], w[None], np.array([b]))
+    return float(dn(c[0][0, 0] - rad)), float(up(c[1][0, 0] + rad))

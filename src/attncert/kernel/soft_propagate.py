@@ -180,7 +180,7 @@ def _ratio_max(e_lo, e_hi, v_lo, v_hi, val):
         ok = np.isfinite(cand) & (f_up(cand) <= 0)
         out = np.where(np.isnan(out) & ok, cand, out)
     lo, hi = np.where(f <= 0, out, lam), out  # bisection to the root of F⁺
-    for _ in range(40):
+    for _ in range(24):
         mid = 0.5 * lo + 0.5 * hi
         ok = f_up(mid) <= 0
         lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
@@ -307,7 +307,7 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
         if li == 0 and layer.heads:
             if len(model.layers) == 1 and r is not None:
                 queries = np.array([r])
-            elif n_tok * n_tok * kk * kk * d <= 1 << 25:
+            elif n_tok * n_tok * kk * kk * d <= 1 << 20:
                 queries = np.arange(n_tok)
         att = (np.zeros((n_tok, d)), np.zeros((n_tok, d)))
         att_o, att_s = np.zeros((n_tok, d)), np.zeros((n_tok, d))
@@ -384,6 +384,13 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
     w = model.readout.weight
     z = B.lin(f_lo[None], f_hi[None], w[None], np.array([model.readout.bias]))
     z_lo, z_hi = float(z[0][0, 0]), float(z[1][0, 0])
+    last = model.layers[-1] if model.layers else None
+    norm = model.final_norm
+    if norm is None and last is not None and not last.pre_norm:
+        norm = last.norm2 if last.norm2 is not None else (last.norm1 if last.ffn is None else None)
+    if norm is not None:  # the readout reads a LayerNorm output: Σn = 0, ‖n‖² < d
+        s_lo, s_hi = B.sphere(norm, w, model.readout.bias)
+        z_lo, z_hi = max(z_lo, s_lo), min(z_hi, s_hi)
     change = float(B.pmat_up(f_ch[None], np.abs(w)[:, None])[0, 0])
     if result is not None:
         z_lo, z_hi, change = max(z_lo, result[0]), min(z_hi, result[1]), min(change, result[2])

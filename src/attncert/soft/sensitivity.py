@@ -433,13 +433,15 @@ def search_sensitivity(
 
     starts: list[tuple] = []
     mid = int(positions[len(positions) // 2])
-    if not full:  # the best pairs of the one-special-symbol family come first
-        starts += _family_starts(model, n, positions, value_of, count=max(2, restarts // 2))
+    if not full:  # the best pairs of two structured families come first
+        extra = max(2, restarts // 2)
+        starts += _family_starts(model, n, positions, value_of, count=extra)
+        starts += _boundary_starts(model, n, positions, value_of, rng, count=extra)
     for s in range(k):
         starts.append((np.full(n, s), int(positions[0])))
         starts.append((np.full(n, s), mid))
     starts.append((np.arange(n) % k, mid))
-    while len(starts) < restarts + 2 * k + 1 + (0 if full else max(2, restarts // 2)):
+    while len(starts) < restarts + 2 * k + 1 + (0 if full else 2 * max(2, restarts // 2)):
         starts.append((rng.integers(0, k, n), int(rng.choice(positions))))
 
     use_inc = not full and _incremental_ok(model) and n >= 128
@@ -472,17 +474,28 @@ def search_sensitivity(
         return _change(model, fa, fb, metric)
 
     best = None
+    starts = [
+        (st[0], st[1], int(st[2]) if len(st) > 2 else int((st[0][st[1]] + 1) % k)) for st in starts
+    ]
+    if time_budget is not None and not full:
+        # the most promising starts first, each with a share of the budget
+        first = np.array(
+            [value_of(np.array([x]), np.array([p]), np.array([s]))[0][0] for x, p, s in starts]
+        )
+        starts = [starts[j] for j in np.argsort(-first, kind="stable")]
+    share = None if time_budget is None else time_budget / min(len(starts), 4)
     for start in starts:
         if time_budget is not None and time.perf_counter() - t0 > time_budget and best is not None:
             break
-        x, p = start[0].copy(), start[1]
-        s = int(start[2]) if len(start) > 2 else int((x[p] + 1) % k)
+        x, p, s = start[0].copy(), start[1], start[2]
         cur, fa, fb = value_of(x[None], np.array([p]), np.array([s]))
         cur_v = float(cur[0])
         cache = _FirstLayerCache(model, _tokens(model, x[None])[0]) if use_inc else None
         stale = 0
+        t_start = time.perf_counter()
         for _ in range(max_steps):
-            if time_budget is not None and time.perf_counter() - t0 > time_budget:
+            now = time.perf_counter()
+            if time_budget is not None and (now - t0 > time_budget or now - t_start > share):
                 break
             moves = _moves(rng, n, k, x, p, s, positions, None if full else candidates)
             if use_inc:
@@ -555,6 +568,34 @@ def _family_starts(model: Model, n: int, positions, value_of, count: int, grid: 
         )
     order = np.argsort(-np.concatenate(vals))[:count]
     return [(xs[j], pp[j], ss[j]) for j in order]
+
+
+def _boundary_starts(model: Model, n: int, positions, value_of, rng, count: int, samples=96):
+    """Starts near a decision boundary, where one change can flip the decision: the
+    half-and-half strings σ^{n/2}τ^{n/2} (balanced counts, nested brackets) and random
+    strings of varied symbol densities, each with its middle position exchanged, ranked
+    by that change."""
+    k = len(model.alphabet)
+    xs = []
+    for a in range(k):
+        for b in range(k):
+            if a != b:
+                x = np.full(n, a)
+                x[n // 2 :] = b
+                xs.append(x)
+    for _ in range(samples):
+        xs.append(rng.choice(k, size=n, p=rng.dirichlet(np.full(k, 0.5))))
+    xs = np.array(xs)
+    mid = int(positions[len(positions) // 2])
+    ss = (xs[:, mid] + 1) % k
+    vals = np.concatenate(
+        [
+            value_of(xs[s : s + 64], np.full(len(xs[s : s + 64]), mid), ss[s : s + 64])[0]
+            for s in range(0, len(xs), 64)
+        ]
+    )
+    order = np.argsort(-vals)[:count]
+    return [(xs[j], mid, int(ss[j])) for j in order]
 
 
 def _moves(rng, n, k, x, p, s, positions, count):

@@ -28,7 +28,7 @@ from attncert.soft.certified import rigorous as R
 
 _MAX_ITER = 60
 _MARGINS = (2.0**-44, 2.0**-36, 2.0**-28, 2.0**-20, 2.0**-10)
-_BISECT = 40
+_BISECT = 24
 
 
 def _dinkelbach(e: np.ndarray, v: np.ndarray, val: np.ndarray, cnt: np.ndarray) -> np.ndarray:
@@ -67,7 +67,7 @@ def _certify(e_lo, e_hi, v_hi, val, cnt, lam) -> np.ndarray:
     term's slope is −e of the option it selects), so one Newton step
     λ⁺ = λ + F⁺(λ)/S lands where F⁺ ≤ 0 in exact arithmetic; a few small margins absorb
     the rounding of the check itself; bisection between λ and λ⁺ then finds the root of
-    F⁺ to 2⁻⁴⁰ relative (every accepted point is checked)."""
+    F⁺ to 2⁻²⁴ of the bracket (every accepted point is checked)."""
     s_min = R.sum_down(np.where(val, e_lo, np.inf).min(axis=1) * cnt)
     f = _f_upper(e_lo, e_hi, v_hi, val, cnt, lam)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -80,7 +80,7 @@ def _certify(e_lo, e_hi, v_hi, val, cnt, lam) -> np.ndarray:
         out = np.where(np.isnan(out) & ok, cand, out)
         if not np.any(np.isnan(out)):
             break
-    # bisect down to the root of F⁺ (to 2⁻⁴⁰ relative): the bound then depends only on
+    # bisect down to the root of F⁺ (24 halvings of the bracket): the bound then depends on
     # the enclosures, not on where Dinkelbach stopped
     lo = np.where(f <= 0, out, lam)
     hi = np.where(np.isnan(out), np.nan, out)

@@ -14,6 +14,10 @@ LN(y) = γ ⊙ (y − μ(y)) / √(σ²(y) + ε) + β on each position. For y in
   so ‖n(y) − n(y′)‖₂ ≤ s_max ‖y − y′‖₂, and coordinate-wise
   |Δn_k| ≤ s_max (δ_k + Σδ/d + N_k (N·δ)/d) with N_k = max|n_k| over the box.
 
+* whatever the input, a linear readout w·LN(y) + b lies within √d·‖a − ā1‖₂ of
+  w·β + b, a = w ⊙ γ: Σ n = 0 and ‖n‖² = dσ²/(σ² + ε) < d, so a·n = (a − ā1)·n
+  (:func:`sphere_range`; also for a mean of LN outputs, the set being convex).
+
 When V_lo = 0 (the box contains a constant vector) only ε bounds the constant —
 s_max = 1/√ε, about 316 for ε = 10⁻⁵ — and :class:`LNStep` records that, so reports
 can say that LayerNorm is what makes a bound loose.
@@ -80,6 +84,32 @@ def ln_change(
     out = R.up(R.up(bound * s_max[..., None]) * np.abs(norm.weight))
     R.finite(out, what="LayerNorm change bound")
     return out
+
+
+def last_norm(model) -> LayerNorm | None:
+    """The LayerNorm whose output the readout reads, if any (final norm, or a post-norm
+    last layer ending in its norm)."""
+    if model.final_norm is not None:
+        return model.final_norm
+    if not model.layers or model.layers[-1].pre_norm:
+        return None
+    last = model.layers[-1]
+    if last.norm2 is not None:
+        return last.norm2
+    return last.norm1 if last.ffn is None else None
+
+
+def sphere_range(norm: LayerNorm, w: np.ndarray, b: float) -> tuple[float, float]:
+    """[lo, hi] ∋ w·LN(y) + b for every y (module docstring)."""
+    d = len(w)
+    a_lo, a_hi = R.mul(w, w, norm.weight, norm.weight)
+    m_lo, m_hi = R.down(R.sum_lower(a_lo) / d), R.up(R.sum_upper(a_hi) / d)
+    dev = np.maximum(R.up(a_hi - m_lo), R.up(m_hi - a_lo))
+    rad = R.up(
+        R.sqrt_bounds(*[R.sum_up(R.up(dev * dev))] * 2)[1] * R.sqrt_bounds(float(d), float(d))[1]
+    )
+    c_lo, c_hi = R.affine(norm.bias[None], norm.bias[None], w[None], np.array([b]))
+    return float(R.down(c_lo[0, 0] - rad)), float(R.up(c_hi[0, 0] + rad))
 
 
 def ln_summary(where: str, norm: LayerNorm, s_max: np.ndarray, var_lo: np.ndarray) -> LNStep:

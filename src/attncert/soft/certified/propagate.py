@@ -41,10 +41,17 @@ from attncert.soft.certified import attention as A
 from attncert.soft.certified import readout as RO
 from attncert.soft.certified import rigorous as R
 from attncert.soft.certified.fractional import first_layer_range
-from attncert.soft.certified.layernorm import LNStep, ln_box, ln_change, ln_summary
+from attncert.soft.certified.layernorm import (
+    LNStep,
+    last_norm,
+    ln_box,
+    ln_change,
+    ln_summary,
+    sphere_range,
+)
 from attncert.soft.certified.pointwise import act_range, act_slope
 
-FP_BUDGET = 1 << 25  # queries · keys · |options|² · d for the all-query fractional program
+FP_BUDGET = 1 << 20  # queries · keys · |options|² · d for the all-query fractional program
 
 
 @dataclass(frozen=True, eq=False)
@@ -343,6 +350,10 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
         f_change = other[r]
     w = model.readout.weight
     z_lo, z_hi = R.affine(f_lo[None], f_hi[None], w[None], np.array([model.readout.bias]))
+    norm = last_norm(model)
+    if norm is not None:  # a LayerNorm output lies on a sphere: a cap independent of the box
+        s_lo, s_hi = sphere_range(norm, w, model.readout.bias)
+        z_lo, z_hi = np.maximum(z_lo, s_lo), np.minimum(z_hi, s_hi)
     change = float(R.nonneg_matmul_up(f_change[None], np.abs(w)[:, None])[0, 0])
     z_lo, z_hi = float(z_lo[0, 0]), float(z_hi[0, 0])
     extra = {}
