@@ -265,3 +265,27 @@ def test_a_dyck_certificate_with_the_bracket_type_floor(tmp_path):
     path = tmp_path / "d.json"
     path.write_text(json.dumps(data))
     assert K.check(load_certificate(path), m).accepted
+
+
+def test_the_proof_artifact_kind(tmp_path):
+    """A soft certificate as a proofs/ artifact: generated once, re-verified by the
+    kernel; an edited file is caught by the manifest hash or by the checker."""
+    from attncert.proofcheck.catalog import ArtifactSpec
+    from attncert.proofcheck.manifest import Exhibits
+    from attncert.proofcheck.regenerate import add_artifact
+    from attncert.proofcheck.tree import check_artifact
+
+    spec = ArtifactSpec(
+        "hahn2020/theorem6/soft_parity_lm-n32",
+        "soft_certificate",
+        Exhibits("Hahn 2020", ("Lemma 5", "Theorem 6"), "certified B(32) and the PARITY floor"),
+        {"n": 32, "restriction": True, "time_limit": 10},
+        "zoo:soft_parity_lm",
+    )
+    target = add_artifact(tmp_path, spec)
+    assert check_artifact(target, spec.path).ok
+    cert = target / "certificate.json"
+    data = json.loads(cert.read_text())
+    data["sensitivity"][0]["bound"] /= 2
+    cert.write_text(json.dumps(data))
+    assert not check_artifact(target, spec.path).ok
