@@ -28,13 +28,17 @@ def test_info_text_and_json(capsys):
     model = zoo_model("anbn")
     assert code == 0 and err == ""
     assert model.digest in out
-    assert "layer 1: h0 leftmost mask=none d_k=1 d_v=1" in out
+    # layers numbered from 1 as in the papers (and certify), with the file's 0-based field
+    assert "layer 1 (layers[0]): no heads; ffn d_ff=2 relu" in out
+    assert "layer 2 (layers[1]): h0 leftmost mask=none d_k=1 d_v=1" in out
     assert "[i>n/2], (-1)^n" in out
     code, out, _ = cli(capsys, "info", "zoo:anbn", "--json")
     info = json.loads(out)
     assert info["sha256"] == model.digest
     assert info["num_layers"] == 2 and info["d"] == 7 and info["hard"] is True
-    assert info["layers"][0]["heads"] == [] and info["layers"][0]["ffn"] == {"d_ff": 2}
+    assert info["layers"][0]["heads"] == []
+    assert info["layers"][0]["ffn"] == {"d_ff": 2, "activation": "relu"}
+    assert info["layers"][0]["layer"] == 1 and info["layers"][0]["field"] == "layers[0]"
     assert info["layers"][1]["heads"][0]["kind"] == "leftmost"
     assert [f["name"] for f in info["features"]] == ["[i>n/2]", "(-1)^n"]
 

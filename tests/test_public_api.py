@@ -31,7 +31,8 @@ def _local_names(code: str) -> set[str]:
     for m in re.finditer(r"^\s*from\s+\S+\s+import\s+(.+)$", code, flags=re.M):
         names.update(n.strip().split(" as ")[-1] for n in m.group(1).split(","))
     names.update(re.findall(r"^\s*(?:def|class)\s+(\w+)", code, flags=re.M))
-    names.update(re.findall(r"^\s*(\w+)\s*=", code, flags=re.M))
+    for m in re.finditer(r"^\s*(\w+(?:\s*,\s*\w+)*)\s*=(?!=)", code, flags=re.M):
+        names.update(n.strip() for n in m.group(1).split(","))  # a = …, and a, b = …
     return names
 
 

@@ -302,3 +302,16 @@ def test_the_core_install_needs_no_dask(tmp_path, monkeypatch):
     )
     assert p.returncode == 0, p.stderr
     assert "UnsupportedError" in p.stdout and "pip install 'attncert[dask]'" in p.stdout
+
+
+def test_impossible_sizes_are_refused_before_anything_runs(tmp_path):
+    from attncert.errors import ParameterError
+
+    out = tmp_path / "r.jsonl"
+    for cells in (
+        grid_cells("certify", ["random:L2-H2-d8"], [10**13]),
+        grid_cells("prove", ["Q_1 S Q_0"], [10**6]),
+    ):
+        with pytest.raises(ParameterError, match=r"beyond the limit|more than the budget"):
+            run_sweep(cells, out, serial=True)
+        assert not out.exists()

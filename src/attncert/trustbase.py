@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-KERNEL = ("attncert.kernel.hard", "attncert.kernel.forward", "attncert.kernel.soft")
+KERNEL = (
+    "attncert.kernel.hard",
+    "attncert.kernel.forward",
+    "attncert.kernel.s1",
+    "attncert.kernel.soft",
+)
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"
 CHECKER_AND_EVALUATOR = (

@@ -20,7 +20,10 @@ from attncert.languages import Language
 from attncert.model.spec import Model
 
 MODEL_HELP = "a model JSON file, or zoo:NAME for a built-in model (see `attncert zoo list`)"
-LANGUAGE_HELP = "a language name (parity, parity-odd, ones_star, anbn, dyck1, dyck2, …) or dfa:PATH"
+LANGUAGE_HELP = (
+    "a language name (parity, parity-odd, ones_star, anbn, dyck1, dyck2, first_last, "
+    "majority, …) or dfa:PATH"
+)
 
 
 def load_model_arg(text: str) -> Model:

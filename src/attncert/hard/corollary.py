@@ -10,13 +10,17 @@ re-runs the model on both strings.
   ρ-compatible string, change one free position outside S.
 * Dyck-k: a balanced ρ-compatible completion by interval dynamic programming
   (bitsets), exact: it finds one whenever one exists.
-* Any DFA language: a product construction over pairs of runs that agree on S
-  finds two completions with different membership, or proves there are none.
+* Any DFA language (first = last among them): a product construction over pairs of
+  runs that agree on S finds two completions with different membership, or proves
+  there are none.
+* MAJORITY: counting. With c₁ ones fixed, a free positions in S and t outside, a pair
+  exists iff t ≥ 1 and 1 ≤ m ≤ a + t for m = ⌊n/2⌋ + 1 − c₁ (the ones the free
+  positions must add for a majority); it differs in one position outside S. Exact.
 """
 
 from __future__ import annotations
 
-from attncert.languages import DFA, AnBn, Dyck, Language, Parity
+from attncert.languages import DFA, AnBn, Dyck, Language, Majority, Parity
 from attncert.restriction import Restriction
 
 __implements__ = ("Hahn Corollary 2",)
@@ -34,6 +38,8 @@ def separating_pair(lang: Language, rho: Restriction, S: tuple[int, ...]) -> tup
             return None
         member = "a" * (n // 2) + "b" * (n // 2)
         return _flip(member, outside, rho) if rho.compatible(member) else None
+    if isinstance(lang, Majority):
+        return _majority_pair(rho, S)
     if isinstance(lang, Parity) or lang.is_regular:
         return _product(lang.as_dfa(), rho, set(S))
     return None
@@ -45,6 +51,34 @@ def _flip(member: str, outside: list[int], rho: Restriction) -> tuple[str, str] 
     u = outside[0]
     other = next(s for s in rho.symbols if s != member[u])
     return member, member[:u] + other + member[u + 1 :]
+
+
+def _majority_pair(rho: Restriction, S: tuple[int, ...]) -> tuple[str, str] | None:
+    """Two ρ-compatible strings agreeing on S, one with #1 > #0 and one without, or None.
+
+    Only the number of 1s matters. The free positions inside S carry x ones (the same
+    in both strings), those outside S carry y ones; the string is a member iff
+    c₁ + x + y ≥ m₀ = ⌊n/2⌋ + 1. A pair needs y and y − 1 on the two sides of the
+    threshold, i.e. x + y = m := m₀ − c₁ with 1 ≤ y ≤ t and 0 ≤ x ≤ a: possible iff
+    t ≥ 1 and 1 ≤ m ≤ a + t (and both symbols are allowed at free positions)."""
+    if not {"0", "1"} <= set(rho.symbols):
+        return None  # a free position has one choice: every completion is the same string
+    in_s = set(S)
+    inside = [u for u in rho.free_positions if u in in_s]
+    outside = [u for u in rho.free_positions if u not in in_s]
+    ones_fixed = sum(1 for c in rho.fixed if c == "1")
+    m = rho.n // 2 + 1 - ones_fixed
+    a, t = len(inside), len(outside)
+    if t < 1 or not 1 <= m <= a + t:
+        return None
+    y = max(1, m - a)
+    x = m - y
+    values = {u: ("1" if k < x else "0") for k, u in enumerate(inside)}
+    member = dict(values)
+    member.update({u: ("1" if k < y else "0") for k, u in enumerate(outside)})
+    other = dict(member)
+    other[outside[y - 1]] = "0"
+    return rho.complete(member), rho.complete(other)
 
 
 def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:

@@ -277,6 +277,9 @@ def certify(
         )
     if n < 1:
         raise InputError(f"n = {n} must be positive")
+    from attncert import limits
+
+    limits.check_certify_size(model.n_tokens(n), what="n")
     if options is None:
         options = Options(method=Method(method), **option_overrides)
     lang = None

@@ -1,9 +1,9 @@
-"""Formal languages of Hahn (2020): PARITY, Dyck-k, 1*, aⁿbⁿ, and any DFA.
+"""Formal languages of Hahn (2020): PARITY, Dyck-k, 1*, aⁿbⁿ, first = last, majority, any DFA.
 
 Every language is a :class:`Language` (``name``, ``alphabet``, ``contains(s)``);
 the regular ones give their automaton with ``as_dfa()``. Look one up by name
 with :func:`language` (``"parity"``, ``"parity-odd"``, ``"dyck1"``, ``"dyck2"``,
-``"ones_star"``, ``"anbn"``, ``"dfa"``).
+``"ones_star"``, ``"anbn"``, ``"first_last"``, ``"majority"``, ``"dfa"``).
 
     >>> from attncert.languages import language
     >>> L = language("dyck2")
@@ -24,6 +24,8 @@ _LAZY = {
     "DEFAULT_BRACKETS": "attncert.languages.dyck",
     "DFA": "attncert.languages.dfa",
     "Dyck": "attncert.languages.dyck",
+    "FirstLast": "attncert.languages.firstlast",
+    "Majority": "attncert.languages.majority",
     "DyckDistribution": "attncert.languages.distributions",
     "LANGUAGE_NAMES": "attncert.languages.registry",
     "Language": "attncert.languages.base",

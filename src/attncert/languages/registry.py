@@ -2,7 +2,8 @@
 
 ``language("parity")`` etc.; names: ``parity`` (even number of 1s, Hahn's PARITY),
 ``parity-odd``, ``ones_star`` (1*), ``anbn`` (aⁿbⁿ), ``dyck1``, ``dyck2`` (and
-``dyckK`` for K ≤ 4, or ``dyck`` with ``k=``/``pairs=``), and ``dfa`` with
+``dyckK`` for K ≤ 4, or ``dyck`` with ``k=``/``pairs=``), ``first_last`` (first symbol
+equals last), ``majority`` (more 1s than 0s), and ``dfa`` with
 ``path=`` (a DFA JSON file) or ``dfa=`` (a :class:`DFA`).
 """
 
@@ -17,6 +18,8 @@ from attncert.languages.anbn import AnBn
 from attncert.languages.base import Language
 from attncert.languages.dfa import DFA, load_dfa
 from attncert.languages.dyck import Dyck
+from attncert.languages.firstlast import FirstLast
+from attncert.languages.majority import Majority
 from attncert.languages.regular import OnesStar, Parity
 
 
@@ -34,6 +37,8 @@ _FACTORIES: dict[str, Callable[..., Language]] = {
     "dyck1": lambda: Dyck(1),
     "dyck2": lambda: Dyck(2),
     "dyck": Dyck,
+    "first_last": FirstLast,
+    "majority": Majority,
     "dfa": _dfa,
 }
 

@@ -1,4 +1,4 @@
-"""Building models from numpy arrays and importing PyTorch encoders.
+"""Building models from numpy arrays.
 
 Flat array dictionaries (:func:`model_from_arrays`, inverse :func:`model_to_arrays`)
 use these keys (l = layer, h = head, both 0-based and contiguous)::
@@ -18,41 +18,20 @@ use these keys (l = layer, h = head, both 0-based and contiguous)::
 
 Any other key is an error (a typo would otherwise silently drop a weight).
 
-:func:`model_from_torch` imports an ``nn.TransformerEncoder`` (or a list of
-``nn.TransformerEncoderLayer``) whose LayerNorms are ``nn.Identity``:
-
-* ``self_attn.in_proj_weight`` (3E × E) stacks W_Q, W_K, W_V; head h owns rows
-  ``h·d_h … (h+1)·d_h`` of each block (d_h = E / nhead), and columns
-  ``h·d_h … (h+1)·d_h`` of ``out_proj.weight`` are its W_O.
-* PyTorch scores are (W_Q y)·(W_K y)/√d_h. If 1/√d_h is a power of two (d_h = 4^k)
-  it is folded into W_Q, which is exact. Otherwise: softmax heads get the inverse
-  temperature β = fl(1/√d_h) (a float64 rounding of the true factor — recorded in
-  ``meta["torch"]["score_scale"]``); hard heads drop the factor, which cannot change
-  an argmax or a tie since it is a positive constant.
-* Biases (``in_proj_bias``, ``out_proj.bias``): our heads have none. When any is
-  non-zero the model gets one extra residual coordinate (index d, recorded in
-  ``meta["torch"]["bias_coordinate"]``) that the embedding sets to 1 and no layer
-  writes to; W_Q, W_K, W_V get the bias as an extra column, and W_V an extra row
-  carrying the constant 1 so that W_O's extra column adds ``out_proj.bias``.
-  This is exact whenever a query sees at least one key (attention weights sum to
-  1). The FFN biases map directly. ``bias_coordinate=False`` refuses instead.
-* Dropout is ignored (evaluation semantics); the activation must be ReLU.
-* Masks are not stored in PyTorch modules: pass ``mask=Mask.FUTURE`` for a causal
-  ``src_mask``.
-
-torch is an optional dependency (``pip install attncert[torch]``), imported lazily.
+The PyTorch and Hugging Face importers live in :mod:`attncert.model.importers`;
+:func:`model_from_torch` is re-exported here for existing callers.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from attncert.errors import SpecError, UnsupportedError
+from attncert.errors import SpecError
+from attncert.model.importers.torch_encoder import model_from_torch
 from attncert.model.positional import PosFeature
 from attncert.model.spec import (
     AttentionKind,
@@ -65,6 +44,8 @@ from attncert.model.spec import (
     Readout,
     Temperature,
 )
+
+__all__ = ["model_from_arrays", "model_from_torch", "model_to_arrays"]
 
 _HEAD_KEYS = ("w_q", "w_k", "w_v", "w_o")
 _FFN_KEYS = ("w1", "b1", "w2", "b2")
@@ -309,262 +290,3 @@ def model_to_arrays(model: Model) -> dict[str, np.ndarray]:
         out["readout.lm_weight"] = r.lm_weight
         out["readout.lm_bias"] = r.lm_bias
     return out
-
-
-# ----------------------------------------------------------------------------------
-# PyTorch import
-# ----------------------------------------------------------------------------------
-
-
-def _np(t: Any) -> np.ndarray:
-    """A torch tensor as a float64 numpy array (float32/16 → float64 is exact)."""
-    return t.detach().cpu().double().numpy().copy()
-
-
-def _require_torch() -> Any:
-    try:
-        import torch
-    except ModuleNotFoundError:
-        raise UnsupportedError(
-            "importing a PyTorch model needs torch, which is not installed",
-            expected="pip install 'attncert[torch]'",
-        ) from None
-    return torch
-
-
-def _is_identity_or_absent(module: Any, torch: Any) -> bool:
-    return module is None or isinstance(module, torch.nn.Identity)
-
-
-def model_from_torch(
-    encoder: Any,
-    *,
-    alphabet: Sequence[str],
-    embedding: Any,
-    readout: Any = None,
-    bos: str | None = None,
-    eos: str | None = None,
-    vocab: Sequence[str] | None = None,
-    features: Sequence[PosFeature] = (),
-    pos_weight: np.ndarray | None = None,
-    table: np.ndarray | None = None,
-    kind: AttentionKind | str = AttentionKind.SOFTMAX,
-    mask: Mask | str = Mask.NONE,
-    bias_coordinate: bool = True,
-    position: str | int = "last",
-    name: str = "torch-model",
-) -> Model:
-    """Import a LayerNorm-free ``nn.TransformerEncoder`` (see the module docstring).
-
-    ``embedding``: an :class:`Embedding`, an ``nn.Embedding`` or a (|vocab|, d) array
-    (rows in ``vocab`` order: by default the alphabet, then BOS, EOS); with an array
-    or ``nn.Embedding``, ``features``/``pos_weight``/``table`` give positional terms.
-    ``readout``: a :class:`Readout`, an ``nn.Linear(d, 1)``, a (d,) weight array, or
-    None (zero weight: every string rejected; useful to inspect activations).
-    ``kind``: softmax reproduces PyTorch; a hard kind reinterprets every head as
-    hard attention over the same scores.
-    """
-    torch = _require_torch()
-    nn = torch.nn
-    if isinstance(encoder, nn.TransformerEncoder):
-        if not _is_identity_or_absent(getattr(encoder, "norm", None), torch):
-            raise UnsupportedError(
-                f"the encoder's final norm is {type(encoder.norm).__name__}",
-                where="encoder.norm",
-                expected="None or nn.Identity (LayerNorm is not supported)",
-            )
-        torch_layers = list(encoder.layers)
-    elif isinstance(encoder, nn.TransformerEncoderLayer):
-        torch_layers = [encoder]
-    else:
-        torch_layers = list(encoder)
-    kind = _kind(kind, "model_from_torch")
-    try:
-        mask = Mask(mask)
-    except ValueError:
-        raise SpecError(
-            f"unknown mask {mask!r}", expected=", ".join(m.value for m in Mask)
-        ) from None
-    alphabet = tuple(alphabet)
-
-    # --- embedding ---------------------------------------------------------------
-    if isinstance(embedding, Embedding):
-        emb = embedding
-    else:
-        word = (
-            _np(embedding.weight)
-            if isinstance(embedding, nn.Embedding)
-            else np.asarray(embedding, float)
-        )
-        vocab_t = (
-            tuple(vocab) if vocab is not None else alphabet + tuple(s for s in (bos, eos) if s)
-        )
-        emb = Embedding(
-            vocab=vocab_t, word=word, features=tuple(features), pos_weight=pos_weight, table=table
-        )
-    d = emb.d
-
-    # --- read every layer ----------------------------------------------------------
-    raw = []
-    need_bias = False
-    for li, tl in enumerate(torch_layers):
-        where = f"encoder.layers[{li}]"
-        if not isinstance(tl, nn.TransformerEncoderLayer):
-            raise UnsupportedError(
-                f"{type(tl).__name__}", where=where, expected="nn.TransformerEncoderLayer"
-            )
-        for nname in ("norm1", "norm2"):
-            if not _is_identity_or_absent(getattr(tl, nname, None), torch):
-                raise UnsupportedError(
-                    f"{nname} is {type(getattr(tl, nname)).__name__}",
-                    where=f"{where}.{nname}",
-                    expected="nn.Identity (set layer.norm1 = layer.norm2 = nn.Identity())",
-                )
-        act = tl.activation
-        if not (act is torch.nn.functional.relu or isinstance(act, nn.ReLU)):
-            raise UnsupportedError(
-                f"activation {getattr(act, '__name__', type(act).__name__)}",
-                where=f"{where}.activation",
-                expected="ReLU",
-            )
-        attn = tl.self_attn
-        e, nh = attn.embed_dim, attn.num_heads
-        if e != d:
-            raise SpecError(
-                f"embed_dim {e} differs from the embedding width {d}", where=f"{where}.self_attn"
-            )
-        if attn._qkv_same_embed_dim:
-            wq, wk, wv = np.split(_np(attn.in_proj_weight), 3, axis=0)
-        else:
-            wq, wk, wv = (_np(getattr(attn, f"{c}_proj_weight")) for c in "qkv")
-        ib = attn.in_proj_bias
-        bq, bk, bv = np.split(_np(ib), 3) if ib is not None else (np.zeros(e),) * 3
-        wo = _np(attn.out_proj.weight)
-        bo = _np(attn.out_proj.bias) if attn.out_proj.bias is not None else np.zeros(e)
-        if getattr(attn, "bias_k", None) is not None or getattr(attn, "add_zero_attn", False):
-            raise UnsupportedError("add_bias_kv / add_zero_attn", where=f"{where}.self_attn")
-        ffn = {
-            "w1": _np(tl.linear1.weight),
-            "b1": _np(tl.linear1.bias)
-            if tl.linear1.bias is not None
-            else np.zeros(tl.linear1.out_features),
-            "w2": _np(tl.linear2.weight),
-            "b2": _np(tl.linear2.bias) if tl.linear2.bias is not None else np.zeros(d),
-        }
-        need_bias |= any(np.any(b != 0) for b in (bq, bk, bv, bo))
-        raw.append((wq, wk, wv, wo, bq, bk, bv, bo, nh, ffn))
-    if need_bias and not bias_coordinate:
-        raise UnsupportedError(
-            "the attention has non-zero biases (in_proj_bias / out_proj.bias) and "
-            "bias_coordinate=False",
-            expected="zero attention biases, or bias_coordinate=True",
-        )
-
-    # --- scaling ------------------------------------------------------------------------
-    scale_note: dict[str, str] = {}
-
-    def scaled_q(
-        wq_h: np.ndarray, bq_h: np.ndarray, dh: int
-    ) -> tuple[np.ndarray, np.ndarray, Temperature | None]:
-        k = round(math.log(dh, 4)) if dh > 0 else 0
-        if 4**k == dh:
-            factor = 2.0**-k
-            out_w, out_b = wq_h * factor, bq_h * factor
-            if np.array_equal(out_w / factor, wq_h) and np.array_equal(out_b / factor, bq_h):
-                scale_note[str(dh)] = f"1/sqrt({dh}) = 2^-{k} folded into w_q (exact)"
-                return out_w, out_b, (Temperature(1.0) if kind is AttentionKind.SOFTMAX else None)
-        if kind is AttentionKind.SOFTMAX:
-            beta = 1.0 / math.sqrt(dh)
-            scale_note[str(dh)] = f"softmax inverse temperature {beta!r} = fl(1/sqrt({dh}))"
-            return wq_h, bq_h, Temperature(beta)
-        scale_note[str(dh)] = f"positive factor 1/sqrt({dh}) dropped (argmax- and tie-invariant)"
-        return wq_h, bq_h, None
-
-    # --- assemble --------------------------------------------------------------------------
-    dd = d + 1 if need_bias else d
-
-    def pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
-        return np.vstack([a, np.zeros((rows - a.shape[0], a.shape[1]))]) if rows > a.shape[0] else a
-
-    layers = []
-    for wq, wk, wv, wo, bq, bk, bv, bo, nh, ffn in raw:
-        e = wq.shape[0]
-        dh = e // nh
-        heads = []
-        for h in range(nh):
-            sl = slice(h * dh, (h + 1) * dh)
-            q_w, q_b, temp = scaled_q(wq[sl], bq[sl], dh)
-            k_w, k_b, v_w, v_b, o_w = wk[sl], bk[sl], wv[sl], bv[sl], wo[:, sl]
-            if need_bias:
-                # extra input column = the constant coordinate; W_V also carries the 1 through
-                q_w = np.hstack([q_w, q_b[:, None]])
-                k_w = np.hstack([k_w, k_b[:, None]])
-                v_w = np.vstack([np.hstack([v_w, v_b[:, None]]), np.eye(1, dd, d)])
-                o_last = bo[:, None] if h == 0 else np.zeros((d, 1))
-                o_w = pad_rows(np.hstack([o_w, o_last]), dd)
-            heads.append(Head(q_w, k_w, v_w, o_w, kind=kind, mask=mask, temperature=temp))
-        w1, b1, w2, b2 = ffn["w1"], ffn["b1"], ffn["w2"], ffn["b2"]
-        if need_bias:
-            w1 = np.hstack([w1, np.zeros((w1.shape[0], 1))])
-            w2 = pad_rows(w2, dd)
-            b2 = np.append(b2, 0.0)
-        layers.append(Layer(tuple(heads), FeedForward(w1, b1, w2, b2)))
-
-    if need_bias:
-        emb = Embedding(
-            vocab=emb.vocab,
-            word=np.hstack([emb.word, np.ones((emb.word.shape[0], 1))]),
-            features=emb.features,
-            pos_weight=pad_rows(emb.pos_weight, dd) if emb.features else None,
-            table=None
-            if emb.table is None
-            else np.hstack([emb.table, np.zeros((emb.table.shape[0], 1))]),
-        )
-
-    if readout is None:
-        ro = Readout(weight=np.zeros(dd), position=position)
-    elif isinstance(readout, Readout):
-        ro = readout
-    elif isinstance(readout, nn.Linear):
-        if readout.out_features != 1:
-            raise SpecError(
-                f"readout has {readout.out_features} outputs",
-                where="readout",
-                expected="nn.Linear(d, 1)",
-            )
-        b = float(_np(readout.bias)[0]) if readout.bias is not None else 0.0
-        ro = Readout(weight=_np(readout.weight)[0], bias=b, position=position)
-    else:
-        ro = Readout(weight=np.asarray(readout, dtype=np.float64), position=position)
-    if need_bias and ro.weight.shape == (d,):
-        ro = Readout(
-            weight=np.append(ro.weight, 0.0),
-            bias=ro.bias,
-            position=ro.position,
-            output_coords=ro.output_coords,
-            lm_weight=None
-            if ro.lm_weight is None
-            else np.hstack([ro.lm_weight, np.zeros((ro.lm_weight.shape[0], 1))]),
-            lm_bias=ro.lm_bias,
-            lm_symbols=ro.lm_symbols,
-        )
-
-    torch_meta: dict[str, Any] = {
-        "layers": len(layers),
-        "heads": [len(layer.heads) for layer in layers],
-        "kind": kind.value,
-        "mask": mask.value,
-        "score_scale": scale_note,
-    }
-    if need_bias:
-        torch_meta["bias_coordinate"] = d
-    return Model(
-        alphabet=alphabet,
-        embedding=emb,
-        layers=tuple(layers),
-        readout=ro,
-        bos=bos,
-        eos=eos,
-        name=name,
-        meta={"torch": torch_meta},
-    )

@@ -233,7 +233,7 @@ def _load_extensions() -> None:
     """Import the subpackages that register zoo models of their own."""
     import importlib
 
-    for mod in ("attncert.soft.models", "attncert.compile.dyck"):
+    for mod in ("attncert.soft.models", "attncert.compile.dyck", "attncert.model.trained"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as err:

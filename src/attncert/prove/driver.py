@@ -92,6 +92,14 @@ def prove_agreement(
         raise ParameterError(
             f"lengths {min_len}..{max_len}", where="max_len", expected="1 ≤ min_len ≤ max_len"
         )
+    from attncert import limits
+
+    limits.check_at_most(
+        max_len,
+        limits.PROVE_MAX_LEN,
+        what="max_len",
+        reason="the z3 prover's per-length proofs grow too fast beyond it",
+    )
     if positions not in ("all", "last"):
         raise InputError(f"positions={positions!r}", where="positions", expected="'all' or 'last'")
     if jobs < 1:

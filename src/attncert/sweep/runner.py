@@ -100,9 +100,21 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 def check_cells(cells: Sequence[Cell]) -> None:
-    """Refuse unknown tasks and parameters before anything runs (on the client)."""
+    """Refuse unknown tasks and parameters, and sizes beyond :mod:`attncert.limits`,
+    before anything runs (on the client)."""
+    from attncert import limits
+
     for c in cells:
         get_task(c.task).options(c)
+        if c.task == "certify":
+            limits.check_certify_size(c.n + 2, what=f"cell {c.task} n = {c.n}")
+        elif c.task == "prove":
+            limits.check_at_most(
+                c.n,
+                limits.PROVE_MAX_LEN,
+                what=f"cell prove n = {c.n}",
+                reason="the z3 prover's per-length proofs grow too fast beyond it",
+            )
 
 
 def run_sweep(

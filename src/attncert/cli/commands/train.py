@@ -1,0 +1,125 @@
+"""``attncert train LANGUAGE``: train a small LayerNorm/GELU classifier (needs torch).
+
+Trains the PyTorch network of the language's recipe (``attncert.train.recipes``; L ≤ 2,
+d ≤ 64, named positional features so the model runs at any length), imports it with
+the PyTorch importer (the file holds exactly the trained weights), measures accuracy
+by length of the model and of its hardened version with attncert's evaluator, and
+writes the model file plus a training record (loss curve, accuracy and soft-vs-hardened
+agreement by length, recipe, seed, torch version, wall time). Deterministic given the
+seed on CPU.
+
+    attncert train parity --seed 0 --out parity.json
+    attncert train majority --seed 1 --steps 500 --out maj.json --record maj.record.json
+    attncert train dyck1 --lengths 2..48 --eval-lengths 8,64,512 --json --out d.json
+
+Languages: parity, first_last, majority, dyck1. Options override single fields of the
+recipe. Exit status 0; 2 for bad input or when torch is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from attncert.cli.common import add_json_flag, print_json
+from attncert.errors import InputError
+
+
+def _lengths(text: str) -> tuple[int, int]:
+    try:
+        lo, hi = (int(t) for t in text.split("..", 1))
+    except ValueError:
+        raise InputError(f"--lengths {text!r}", expected="a range such as 1..32") from None
+    return lo, hi
+
+
+def _int_list(text: str, flag: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise InputError(f"{flag} {text!r}", expected="comma-separated lengths") from None
+    if not values:
+        raise InputError(f"{flag} {text!r}", expected="at least one length")
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    from attncert.io import write_json
+    from attncert.model import save_model
+    from attncert.train.data import LANGUAGES
+    from attncert.train.recipes import DEFAULTS
+    from attncert.train.trainer import record, train
+
+    if args.language not in DEFAULTS:
+        raise InputError(
+            f"no training recipe for language {args.language!r}",
+            expected="one of " + ", ".join(sorted(set(DEFAULTS) & set(LANGUAGES))),
+        )
+    lo, hi = _lengths(args.lengths) if args.lengths else (None, None)
+    recipe = DEFAULTS[args.language].with_overrides(
+        seed=args.seed,
+        steps=args.steps,
+        layers=args.layers,
+        d=args.d,
+        heads=args.heads,
+        lr=args.lr,
+        batch=args.batch,
+        min_len=lo,
+        max_len=hi,
+        eval_lengths=_int_list(args.eval_lengths, "--eval-lengths") if args.eval_lengths else None,
+        eval_strings=args.eval_strings,
+    )
+    out = Path(args.out)
+    record_path = Path(args.record) if args.record else out.with_suffix(".record.json")
+    result = train(recipe, name=args.name, progress=not args.no_progress and not args.json)
+    save_model(result.model, out)
+    rec = record(result, str(out))
+    write_json(record_path, rec)
+    if args.json:
+        print_json({"model": str(out), "record": str(record_path), **rec})
+        return 0
+    print(f"wrote {out} (sha256 {result.model.digest}) and {record_path}")
+    print(f"recipe: {rec['command']}  ({rec['wall_seconds']:.0f} s)")
+    print(
+        f"final training loss {rec['loss_curve'][-1][1]:.4f}; import check: max logit "
+        f"difference {result.import_difference:.2g}"
+    )
+    print(f"accuracy by length on {result.evaluation.distribution}:")
+    print("       n    soft  hardened   agree")
+    for row in result.evaluation.rows:
+        const = "  (hardened constant)" if row.hard_constant else ""
+        print(
+            f"  {row.n:>6}  {row.soft_accuracy:6.1%}  {row.hard_accuracy:8.1%}  "
+            f"{row.agreement:6.1%}{const}"
+        )
+    if result.evaluation.hardened_constant:
+        print("the hardened model gave the same answer on every string measured")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a small LayerNorm/GELU classifier for a language (needs torch)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("language", metavar="LANGUAGE", help="parity, first_last, majority or dyck1")
+    p.add_argument("--out", required=True, metavar="PATH", help="model JSON file to write")
+    p.add_argument(
+        "--record", metavar="PATH", help="training record JSON (default: OUT.record.json)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--steps", type=int, help="optimizer steps (default: the recipe's)")
+    p.add_argument("--layers", type=int, help="encoder layers (≤ 2)")
+    p.add_argument("--d", type=int, help="model width (≤ 64)")
+    p.add_argument("--heads", type=int, help="attention heads per layer")
+    p.add_argument("--lr", type=float, help="peak learning rate")
+    p.add_argument("--batch", type=int, help="strings per step")
+    p.add_argument("--lengths", metavar="A..B", help="training lengths, e.g. 1..32")
+    p.add_argument("--eval-lengths", metavar="N,N,…", help="lengths for accuracy by length")
+    p.add_argument("--eval-strings", type=int, help="strings per evaluation length")
+    p.add_argument("--name", help="model name (default trained_LANGUAGE)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=run)

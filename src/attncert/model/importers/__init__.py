@@ -1,0 +1,19 @@
+"""Importers: models trained elsewhere as attncert :class:`~attncert.model.spec.Model` values.
+
+* :func:`model_from_torch` — PyTorch ``nn.TransformerEncoder`` / ``TransformerEncoderLayer``
+  (:mod:`attncert.model.importers.torch_encoder`);
+* :func:`model_from_hf_gpt2` — Hugging Face GPT-2 (``GPT2Model``, ``GPT2LMHeadModel``,
+  ``GPT2ForSequenceClassification``; :mod:`attncert.model.importers.hf_gpt2`).
+
+Each converts float32/float64 weights to float64 exactly and refuses what it cannot
+represent with an :class:`~attncert.errors.UnsupportedError` naming the module and
+field. torch and transformers are optional and imported only when an importer runs.
+:func:`hardening_report` measures how often an imported soft model and its hardened
+version decide alike (accept decisions, next-symbol predictions, output coordinates).
+"""
+
+from attncert.model.importers.hardening import HardeningReport, hardening_report
+from attncert.model.importers.hf_gpt2 import model_from_hf_gpt2
+from attncert.model.importers.torch_encoder import model_from_torch
+
+__all__ = ["HardeningReport", "hardening_report", "model_from_hf_gpt2", "model_from_torch"]

@@ -1,0 +1,138 @@
+"""Pieces every importer shares: lazy torch, tensors to float64, the score scale,
+LayerNorm modules, symbol tables and readouts.
+
+Nothing here imports torch at module level; :func:`require_torch` does, with an error
+that names the optional extra when it is missing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attncert.errors import SpecError, UnsupportedError
+from attncert.model.spec import AttentionKind, LayerNorm, Mask, Temperature
+
+
+def require_torch(what: str = "importing a PyTorch model") -> Any:
+    """The ``torch`` module, or an :class:`UnsupportedError` naming the extra."""
+    try:
+        import torch
+    except ModuleNotFoundError:
+        raise UnsupportedError(
+            f"{what} needs torch, which is not installed",
+            expected="pip install 'attncert[torch]'",
+        ) from None
+    return torch
+
+
+def to_numpy(t: Any) -> np.ndarray:
+    """A tensor (or array) as a fresh float64 numpy array. float32/float16/bfloat16 →
+    float64 is exact, so the imported weights are the trained weights, bit for bit."""
+    if hasattr(t, "detach"):
+        return t.detach().cpu().double().numpy().copy()
+    return np.array(t, dtype=np.float64, copy=True)
+
+
+def attention_kind(kind: AttentionKind | str, where: str) -> AttentionKind:
+    try:
+        return AttentionKind(kind)
+    except ValueError:
+        raise SpecError(
+            f"unknown attention kind {kind!r}",
+            where=where,
+            expected=", ".join(repr(k.value) for k in AttentionKind),
+        ) from None
+
+
+def mask_value(mask: Mask | str, where: str) -> Mask:
+    try:
+        return Mask(mask)
+    except ValueError:
+        raise SpecError(
+            f"unknown mask {mask!r}", where=where, expected=", ".join(m.value for m in Mask)
+        ) from None
+
+
+def scale_query(
+    w_q: np.ndarray,
+    b_q: np.ndarray,
+    scale_sq: int,
+    kind: AttentionKind,
+    notes: dict[str, str],
+) -> tuple[np.ndarray, np.ndarray, Temperature | None]:
+    """Account for a score scale 1/√``scale_sq`` (1/√d_head in PyTorch and GPT-2).
+
+    When ``scale_sq`` = 4^k the factor 2^-k is folded into W_Q and b_Q (exact: a power
+    of two, checked by dividing back). Otherwise a softmax head gets the inverse
+    temperature β = fl(1/√scale_sq), the float64 rounding of the true factor, which is
+    recorded in ``notes``; a hard head drops the factor, a positive constant that
+    changes neither an argmax nor a tie. Returns (W_Q, b_Q, temperature)."""
+    soft = kind is AttentionKind.SOFTMAX
+    k = round(math.log(scale_sq, 4)) if scale_sq > 0 else 0
+    if 4**k == scale_sq:
+        factor = 2.0**-k
+        out_w, out_b = w_q * factor, b_q * factor
+        if np.array_equal(out_w / factor, w_q) and np.array_equal(out_b / factor, b_q):
+            notes[str(scale_sq)] = f"1/sqrt({scale_sq}) = 2^-{k} folded into w_q (exact)"
+            return out_w, out_b, (Temperature(1.0) if soft else None)
+    if soft:
+        beta = 1.0 / math.sqrt(scale_sq)
+        notes[str(scale_sq)] = f"softmax inverse temperature {beta!r} = fl(1/sqrt({scale_sq}))"
+        return w_q, b_q, Temperature(beta)
+    notes[str(scale_sq)] = f"positive factor 1/sqrt({scale_sq}) dropped (argmax- and tie-invariant)"
+    return w_q, b_q, None
+
+
+def layer_norm(module: Any, d: int, where: str, torch: Any) -> LayerNorm | None:
+    """An ``nn.LayerNorm`` (or ``nn.Identity`` / None → no norm) as a :class:`LayerNorm`.
+
+    ``elementwise_affine=False`` and ``bias=False`` become weight 1 / bias 0 exactly;
+    RMSNorm and anything else are refused, naming ``where``."""
+    nn = torch.nn
+    if module is None or isinstance(module, nn.Identity):
+        return None
+    if type(module) is not nn.LayerNorm:
+        raise UnsupportedError(
+            f"{type(module).__name__} is not supported",
+            where=where,
+            expected="nn.LayerNorm, nn.Identity or None",
+        )
+    shape = tuple(module.normalized_shape)
+    if shape != (d,):
+        raise UnsupportedError(
+            f"normalized_shape {shape} normalizes more than one position's {d} coordinates",
+            where=f"{where}.normalized_shape",
+            expected=f"({d},)",
+        )
+    weight = to_numpy(module.weight) if module.weight is not None else np.ones(d)
+    bias = to_numpy(module.bias) if module.bias is not None else np.zeros(d)
+    return LayerNorm(weight, bias, float(module.eps))
+
+
+def symbol_vocab(
+    alphabet: Sequence[str], bos: str | None, eos: str | None, vocab: Sequence[str] | None
+) -> tuple[str, ...]:
+    """The embedding rows' symbols: ``vocab``, or the alphabet then BOS, EOS."""
+    if vocab is not None:
+        return tuple(vocab)
+    return tuple(alphabet) + tuple(s for s in (bos, eos) if s is not None)
+
+
+def linear_readout_weight(weight: np.ndarray, bias: np.ndarray | None, where: str) -> tuple:
+    """(w, b) of the accept logit from a classifier layer with 1 or 2 outputs:
+    one output is the logit itself; two outputs (labels 0 = reject, 1 = accept) give
+    the logit difference row₁ − row₀, whose sign is the predicted label."""
+    b = np.zeros(weight.shape[0]) if bias is None else bias
+    if weight.shape[0] == 1:
+        return weight[0], float(b[0])
+    if weight.shape[0] == 2:
+        return weight[1] - weight[0], float(b[1] - b[0])
+    raise UnsupportedError(
+        f"a classifier with {weight.shape[0]} outputs",
+        where=where,
+        expected="1 output (the accept logit) or 2 (reject, accept)",
+    )

@@ -1,0 +1,46 @@
+"""Trained zoo models: small LayerNorm/GELU softmax classifiers trained with ``attncert train``.
+
+Each ``trained_<language>.json`` beside this file is a model file (loading it needs no
+torch) whose ``meta["training"]`` holds the recipe, the seed, the command that
+reproduces it and the accuracy by length of the model and of its hardened version,
+measured by attncert's evaluator; ``trained_<language>.record.json`` is the full
+training record (loss curve, wall time, environment). Registered in the zoo as
+``trained_parity``, ``trained_dyck1``, ``trained_first_last`` and ``trained_majority``;
+``attncert zoo info NAME`` shows the table.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from attncert.model.spec import Model
+from attncert.model.zoo import register
+
+TRAINED: tuple[str, ...] = (
+    "trained_parity",
+    "trained_dyck1",
+    "trained_first_last",
+    "trained_majority",
+)
+
+
+@cache
+def trained_model(name: str) -> Model:
+    """The shipped model ``name`` (its stored content hash is verified on loading)."""
+    from attncert.model.serialize import load_model
+
+    with resources.as_file(resources.files(__name__) / f"{name}.json") as path:
+        return load_model(path)
+
+
+def trained_record(name: str) -> dict[str, Any]:
+    """The shipped training record of ``name`` (loss curve, timing, environment)."""
+    text = (resources.files(__name__) / f"{name}.record.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+for _name in TRAINED:
+    register(_name, lambda _name=_name: trained_model(_name))

@@ -1,0 +1,164 @@
+"""Training recipes: everything that determines a trained model, as a frozen value.
+
+A :class:`Recipe` names the language, the architecture (a PyTorch
+``nn.TransformerEncoder`` with LayerNorm and GELU, at most 2 layers and width 64),
+the positional features (named :class:`~attncert.model.positional.PosFeature` values,
+never a learned table, so the model runs at any length), the readout, the optimizer
+and its schedule, the training lengths, the evaluation lengths and the seed. Given the
+recipe, training on CPU is deterministic (:mod:`attncert.train.trainer`).
+
+:data:`DEFAULTS` holds the recipe of each bundled zoo model; ``attncert train
+LANGUAGE`` starts from it and lets options override single fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from attncert.errors import InputError
+from attncert.model.positional import PosFeature
+
+MAX_LAYERS = 2
+MAX_WIDTH = 64
+BOS = "^"
+EVAL_LENGTHS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one classifier is trained (see the module docstring)."""
+
+    language: str
+    layers: int = 2
+    d: int = 16
+    heads: int = 2
+    d_ff: int = 32
+    norm_first: bool = True
+    final_norm: bool = True
+    activation: str = "gelu"
+    causal: bool = False
+    features: tuple[PosFeature, ...] = ()
+    bos: bool = True
+    position: str = "first"
+    steps: int = 2000
+    batch: int = 64
+    lr: float = 3e-3
+    weight_decay: float = 0.0
+    warmup: int = 100
+    min_len: int = 1
+    max_len: int = 32
+    eval_lengths: tuple[int, ...] = EVAL_LENGTHS
+    eval_strings: int = 200
+    seed: int = 0
+    loss_every: int = 25
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "features", tuple(self.features))
+        object.__setattr__(self, "eval_lengths", tuple(int(n) for n in self.eval_lengths))
+        checks = [
+            (1 <= self.layers <= MAX_LAYERS, "layers", f"1..{MAX_LAYERS}"),
+            (1 <= self.d <= MAX_WIDTH, "d", f"1..{MAX_WIDTH}"),
+            (self.heads >= 1 and self.d % self.heads == 0, "heads", "a divisor of d"),
+            (self.d_ff >= 1, "d_ff", "≥ 1"),
+            (self.activation in ("gelu", "relu"), "activation", "'gelu' or 'relu'"),
+            (self.position in ("first", "last", "mean"), "position", "first, last or mean"),
+            (self.position != "first" or self.bos, "position", "'first' only with a BOS token"),
+            (self.steps >= 1, "steps", "≥ 1"),
+            (self.batch >= 1, "batch", "≥ 1"),
+            (self.lr > 0, "lr", "> 0"),
+            (1 <= self.min_len <= self.max_len, "min_len/max_len", "1 ≤ min_len ≤ max_len"),
+            (all(n >= 1 for n in self.eval_lengths), "eval_lengths", "lengths ≥ 1"),
+            (self.eval_strings >= 1, "eval_strings", "≥ 1"),
+            (self.loss_every >= 1, "loss_every", "≥ 1"),
+        ]
+        for ok, where, expected in checks:
+            if not ok:
+                raise InputError(
+                    f"{where} = {getattr(self, where.split('/')[0])!r}",
+                    where=f"recipe.{where}",
+                    expected=expected,
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["features"] = [f.to_dict() for f in self.features]
+        out["eval_lengths"] = list(self.eval_lengths)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Recipe:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InputError(f"unknown recipe fields {unknown}", expected=", ".join(sorted(known)))
+        data = dict(data)
+        data["features"] = tuple(PosFeature(**f) for f in data.get("features", ()))
+        return cls(**data)
+
+    def with_overrides(self, **changes: Any) -> Recipe:
+        """This recipe with the fields given (``None`` values are ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def command(self) -> str:
+        """The ``attncert train`` command line that reproduces this recipe."""
+        base = DEFAULTS.get(self.language)
+        parts = [f"attncert train {self.language}", f"--seed {self.seed}"]
+        flags = {
+            "steps": "--steps",
+            "layers": "--layers",
+            "d": "--d",
+            "heads": "--heads",
+            "lr": "--lr",
+            "batch": "--batch",
+        }
+        for name, flag in flags.items():
+            if base is None or getattr(base, name) != getattr(self, name):
+                parts.append(f"{flag} {getattr(self, name)}")
+        if base is None or (base.min_len, base.max_len) != (self.min_len, self.max_len):
+            parts.append(f"--lengths {self.min_len}..{self.max_len}")
+        if base is None or base.eval_lengths != self.eval_lengths:
+            parts.append("--eval-lengths " + ",".join(map(str, self.eval_lengths)))
+        if base is None or base.eval_strings != self.eval_strings:
+            parts.append(f"--eval-strings {self.eval_strings}")
+        return " ".join(parts)
+
+
+def _f(*names: str) -> tuple[PosFeature, ...]:
+    return tuple(PosFeature(n) for n in names)
+
+
+DEFAULTS: dict[str, Recipe] = {
+    "parity": Recipe(
+        language="parity",
+        features=_f("i/n", "1/n", "(-1)^i", "[i=1]"),
+        steps=3000,
+        max_len=16,
+    ),
+    "first_last": Recipe(
+        language="first_last",
+        features=_f("[i=1]", "[i=n]", "i/n"),
+        bos=False,
+        position="last",
+        steps=1500,
+        max_len=128,  # at max_len 32 the soft head to position 1 dilutes by n = 1024
+    ),
+    "majority": Recipe(
+        language="majority",
+        features=_f("[i=1]", "i/n"),
+        bos=False,  # with a BOS readout the hardened model answered constantly
+        position="last",
+        steps=1500,
+        max_len=64,
+    ),
+    "dyck1": Recipe(
+        language="dyck1",
+        features=_f("[i=1]", "i/n", "1/i"),
+        causal=True,
+        position="last",
+        steps=6000,
+        max_len=48,
+    ),
+}
+
+__all__ = ["BOS", "DEFAULTS", "EVAL_LENGTHS", "MAX_LAYERS", "MAX_WIDTH", "Recipe"]
