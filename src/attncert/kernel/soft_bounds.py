@@ -161,8 +161,9 @@ def exp_le0(xlo, xhi):
     """[e^xlo, e^xhi] for x ≤ 0: x ∈ [−(k+1)/2¹⁶, −k/2¹⁶] with k = ⌊−x·2¹⁶⌋; ≤ −64 → [0, e⁻⁶⁴]."""
     clo, chi, flo, fhi, _, _ = _tables()
     top = 64.0 * 65536
-    k_up = np.minimum(np.floor(-xhi * 65536.0), top).astype(np.int64)
-    k_dn = np.floor(-xlo * 65536.0) + 1.0
+    with np.errstate(over="ignore"):  # huge arguments: inf, then the table's end
+        k_up = np.minimum(np.floor(-xhi * 65536.0), top).astype(np.int64)
+        k_dn = np.floor(-xlo * 65536.0) + 1.0
     far = k_dn > top
     kd = np.minimum(k_dn, top).astype(np.int64)
     e_hi = np.minimum(up(chi[k_up >> 10] * fhi[k_up & 1023]), 1.0)

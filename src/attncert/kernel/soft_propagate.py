@@ -113,13 +113,47 @@ def _average(low, u, vlo, vhi, mask, lp, rows=None):
     return lo, hi
 
 
-def _head_change(hd, u, mask, vis, out, changeable, du):
-    """(other, self, α_max) change bounds of one head's output, rows = queries."""
-    n, d = hd["v"][0].shape
-    u_ch = np.where(changeable[None, :] & vis, u, 0.0)
-    vlo, vhi = hd["v"]
-    mlo, mhi = _reduce(vlo, mask, "min"), _reduce(vhi, mask, "max")
-    one = np.zeros((n, d))
+def _hull(valid, lo, hi):
+    """Rows (N·K, ·) → per position (N, ·): the box of the position's allowed tokens."""
+    n, kk = valid.shape
+    v = valid[..., None]
+    return (
+        np.where(v, lo.reshape(n, kk, -1), np.inf).min(axis=1),
+        np.where(v, hi.reshape(n, kk, -1), -np.inf).max(axis=1),
+    )
+
+
+def _pmax(valid, x):
+    n, kk = valid.shape
+    return np.where(valid[..., None], x.reshape(n, kk, -1), -np.inf).max(axis=1)
+
+
+def _scores(hd, valid):
+    """(N·K, N) score intervals: query rows × key positions, the union over the key's
+    tokens (its own token only for the query's own position)."""
+    lo, hi = B.imul(
+        *B.dots(*hd["q"], *hd["k"]), np.float64(hd["beta"][0]), np.float64(hd["beta"][1])
+    )
+    n, kk = valid.shape
+    pos = np.repeat(np.arange(n), kk)
+    ok = np.broadcast_to(valid[None], (n * kk, n, kk)).copy()
+    ok[np.arange(n * kk), pos, :] = False
+    ok[np.arange(n * kk), pos, np.arange(n * kk) % kk] = valid.ravel()
+    return (
+        np.where(ok, lo.reshape(n * kk, n, kk), np.inf).min(axis=2),
+        np.where(ok, hi.reshape(n * kk, n, kk), -np.inf).max(axis=2),
+    )
+
+
+def _head_change(hd, u, mask, vis, out, changeable, du, valid):
+    """(other per row, self per position, α_max per row) change bounds of one head."""
+    n, kk = valid.shape
+    pos = np.repeat(np.arange(n), kk)
+    u_ch = np.where(changeable[None, :] & vis[pos], u, 0.0)
+    vlo, vhi = _hull(valid, *hd["v"])
+    mlo, mhi = _reduce(vlo, mask, "min")[pos], _reduce(vhi, mask, "max")[pos]
+    d = vlo.shape[1]
+    one = np.zeros((n * kk, d))
     live = np.nonzero(u_ch.max(axis=1) > 0)[0]
     step = max(1, (1 << 21) // max(1, n * d))
     for s in range(0, len(live), step):
@@ -127,17 +161,19 @@ def _head_change(hd, u, mask, vis, out, changeable, du):
         spread = np.maximum(B.up(vhi[None] - mlo[r][:, None]), B.up(mhi[r][:, None] - vlo[None]))
         one[r] = B.up(u_ch[r][:, :, None] * np.maximum(spread, 0.0)).max(axis=1)
     width = np.where(np.isfinite(mlo), B.up(mhi - mlo), 0.0)
-    dv = _finite0(_reduce(B.pmat_up(du, hd["mabs"].T), mask, "max"))
-    dk = _finite0(_reduce(B.pmat_up(du, hd["wk"].T), mask, "max"))
+    du_key = _pmax(valid, du)
+    dv = _finite0(_reduce(B.pmat_up(du_key, hd["mabs"].T), mask, "max"))[pos]
+    dk = _finite0(_reduce(B.pmat_up(du_key, hd["wk"].T), mask, "max"))[pos]
     dq = B.pmat_up(du, hd["wq"].T)
-    kabs = _finite0(_reduce(B.absmax(*hd["k"]), mask, "max"))
+    kabs = _finite0(_reduce(B.absmax(*_hull(valid, *hd["k"])), mask, "max"))[pos]
     beta = max(abs(hd["beta"][0]), abs(hd["beta"][1]))
     eps = B.up(B.up(B.psum_up(B.up(dq * kabs)) + B.psum_up(B.up(B.absmax(*hd["q"]) * dk))) * beta)
     tv = np.minimum(B.up(2.0 * eps), 1.0)
     other = B.up(one + B.up(dv + B.up(tv[:, None] * width)))
     none = ~vis.any(axis=1)
-    other = np.where(none[:, None], 0.0, other)
-    self_ = np.where(none[:, None], 0.0, B.up(out[1] - out[0]))
+    other = np.where(none[pos][:, None], 0.0, other)
+    o_lo, o_hi = _hull(valid, *out)
+    self_ = np.where(none[:, None], 0.0, B.up(np.where(none[:, None], 0.0, o_hi - o_lo)))
     B.finite(other, self_)
     return other, self_, u_ch.max(axis=1)
 
@@ -188,11 +224,12 @@ def _ratio_max(e_lo, e_hi, v_lo, v_hi, val):
 
 
 def _exact(q, k, v, valid, beta, mask, queries):
-    """[min, max] of Σ a ṽ over all completions at each query (layer 1)."""
+    """[min, max] (Q, K, C) of Σ a ṽ over all completions at each query position and
+    token (layer 1); ±inf where not certified or the token is not allowed."""
     n, kk = valid.shape
     c = v[0].shape[-1]
     vis = mask.matrix(n)
-    lo, hi = np.full((len(queries), c), np.inf), np.full((len(queries), c), -np.inf)
+    lo, hi = np.full((len(queries), kk, c), np.inf), np.full((len(queries), kk, c), -np.inf)
     dk = k[0].shape[-1]
     for row, j in enumerate(queries):
         keys = np.nonzero(vis[j])[0]
@@ -212,8 +249,8 @@ def _exact(q, k, v, valid, beta, mask, queries):
             e_lo, e_hi = B.exp_le0(a, a)[0], B.exp_le0(b, b)[1]
             top = _ratio_max(e_lo, e_hi, v[0][keys], v[1][keys], val)
             bot = -_ratio_max(e_lo, e_hi, -v[1][keys], -v[0][keys], val)
-            hi[row] = np.maximum(hi[row], np.where(np.isnan(top), np.inf, top))
-            lo[row] = np.minimum(lo[row], np.where(np.isnan(bot), -np.inf, bot))
+            hi[row, qi] = np.where(np.isnan(top), np.inf, top)
+            lo[row, qi] = np.where(np.isnan(bot), -np.inf, bot)
     return lo, hi
 
 
@@ -233,17 +270,52 @@ def readout_index(model: Model, n: int):
     return None if model.readout.pooled else model.readout.index(model.n_tokens(n))
 
 
-def _ffn(ffn, box, changes):
+def _jac(ffn, pre, residual):
+    """J⁺ ≥ |[I +] W₂ diag(s) W₁| for every slope s of act over the pre-activation rows:
+    |fl(W₂ (s_mid ⊙ W₁))|(1 + 4u) + |W₂| diag(s_rad + g|s_mid|) |W₁| (1 + g)."""
+    sl, sh = B.act_slopes(ffn.activation.value, *pre)
+    sm = 0.5 * sl + 0.5 * sh
+    sr = np.maximum(B.up(sh - sm), B.up(sm - sl))
+    g = B.g2(ffn.w1.shape[0] + 1)
+    jm = np.einsum("ik,rkj->rij", ffn.w2, sm[:, :, None] * ffn.w1)
+    if residual:
+        jm = jm + np.eye(ffn.w1.shape[1])[None]
+    err = np.einsum(
+        "ik,rkj->rij", np.abs(ffn.w2), B.up(sr + B.up(g * np.abs(sm)))[:, :, None] * np.abs(ffn.w1)
+    )
+    return B.up(B.up(np.abs(jm) * (1.0 + 2.0**-51)) + B.up(err * (1.0 + g) + 2.0**-1000))
+
+
+def _japply(jp, v):
+    return B.up(np.einsum("rij,rj->ri", jp, v) * (1.0 + B.g2(v.shape[-1])) + 2.0**-1000)
+
+
+def _ffn(ffn, valid, box, other, selfc, residual):
+    """FFN (plus its input when ``residual``) on rows: the plain interval map ∩ the centred
+    form f(c) ± J⁺r; changes through J⁺ (rows) and J⁺ of each position's hull (self)."""
+    kind = ffn.activation.value
     pre = B.lin(*box, ffn.w1, ffn.b1)
-    out = B.lin(*B.act_box(ffn.activation.value, *pre), ffn.w2, ffn.b2)
-    slope = B.absmax(*B.act_slopes(ffn.activation.value, *pre))
-    w1, w2 = np.abs(ffn.w1).T, np.abs(ffn.w2).T
-    return out, [B.pmat_up(B.up(slope * B.pmat_up(c, w1)), w2) for c in changes]
+    plain = B.lin(*B.act_box(kind, *pre), ffn.w2, ffn.b2)
+    c, rad = B.centre(*box)
+    f_c = B.lin(*B.act_box(kind, *B.lin(c, c, ffn.w1, ffn.b1)), ffn.w2, ffn.b2)
+    if residual:
+        plain, f_c = B.iadd(*box, *plain), B.iadd(c, c, *f_c)
+    jp = _jac(ffn, pre, residual)
+    wid = _japply(jp, rad)
+    out = np.maximum(plain[0], B.dn(f_c[0] - wid)), np.minimum(plain[1], B.up(f_c[1] + wid))
+    B.finite(*out)
+    jp_pos = _jac(ffn, B.lin(*_hull(valid, *box), ffn.w1, ffn.b1), residual)
+    return out, _japply(jp, other), _japply(jp_pos, selfc)
 
 
-def _norm(norm, box, changes):
+def _norm(norm, valid, box, other, selfc=None):
+    """LayerNorm on rows; the changed position's own change through each position's hull."""
     lo, hi, s_max, n_abs, _ = B.layernorm(norm, *box)
-    return (lo, hi), [B.layernorm_change(norm, c, s_max, n_abs) for c in changes]
+    out_o = B.layernorm_change(norm, other, s_max, n_abs)
+    if selfc is None:
+        return (lo, hi), out_o, None
+    _, _, s_p, n_p, _ = B.layernorm(norm, *_hull(valid, *box))
+    return (lo, hi), out_o, B.layernorm_change(norm, selfc, s_p, n_p)
 
 
 def _crown_ok(model: Model, r) -> bool:
@@ -285,102 +357,120 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
     valid = np.array([[i < len(o) for i in range(kk)] for o in opts])
     ids = np.array([[o[min(i, len(o) - 1)] for i in range(kk)] for o in opts])
     y_opt = B.iadd(emb.word[ids], emb.word[ids], pos[0][:, None], pos[1][:, None])
-    box = (
-        np.where(valid[..., None], y_opt[0], np.inf).min(axis=1),
-        np.where(valid[..., None], y_opt[1], -np.inf).max(axis=1),
-    )
-    other = np.zeros((n_tok, d))
-    selfc = np.where(changeable[:, None], B.up(box[1] - box[0]), 0.0)
-    crown = _crown_ok(model, r)
+    rows_pos = np.repeat(np.arange(n_tok), kk)  # rows: (position, allowed token)
+    box = (y_opt[0].reshape(-1, d), y_opt[1].reshape(-1, d))
+    other = np.zeros((n_tok * kk, d))
+    h_lo, h_hi = _hull(valid, *box)
+    selfc = np.where(changeable[:, None], B.up(h_hi - h_lo), 0.0)
+    crown = _crown_ok(model, r) and valid[r].sum() == 1
+    r_rows = None if r is None else np.nonzero(rows_pos == r)[0][valid[r]]
     result = None
     for li, layer in enumerate(model.layers):
         last = li == len(model.layers) - 1
         pre = layer.pre_norm
         if pre and layer.norm1 is not None:
-            u, (u_o,) = _norm(layer.norm1, box, [other])
-            if li == 0:
-                fl = B.layernorm(layer.norm1, y_opt[0].reshape(-1, d), y_opt[1].reshape(-1, d))
-                u_opt = (fl[0].reshape(y_opt[0].shape), fl[1].reshape(y_opt[1].shape))
+            u, u_o, _ = _norm(layer.norm1, valid, box, other)
         else:
-            u, u_o, u_opt = box, other, y_opt if li == 0 else None
+            u, u_o = box, other
         queries = None
         if li == 0 and layer.heads:
             if len(model.layers) == 1 and r is not None:
                 queries = np.array([r])
             elif n_tok * n_tok * kk * kk * d <= 1 << 20:
                 queries = np.arange(n_tok)
-        att = (np.zeros((n_tok, d)), np.zeros((n_tok, d)))
-        att_o, att_s = np.zeros((n_tok, d)), np.zeros((n_tok, d))
+        att = (np.zeros((n_tok * kk, d)), np.zeros((n_tok * kk, d)))
+        att_o, att_s = np.zeros((n_tok * kk, d)), np.zeros((n_tok, d))
         ctxs = []
         for head in layer.heads:
             beta = _beta(head, n_tok)
             hd = _head(head, *u, beta)
             vis = head.mask.matrix(n_tok)
-            low, up_w = _weights(
-                *B.imul(*B.dots(*hd["q"], *hd["k"]), np.float64(beta[0]), np.float64(beta[1])), vis
+            low, up_w = _weights(*_scores(hd, valid), vis[rows_pos])
+            v_key = _hull(valid, *hd["v"])
+            lo_, hi_ = (
+                _reduce(v_key[0], head.mask, "min")[rows_pos],
+                _reduce(v_key[1], head.mask, "max")[rows_pos],
             )
-            out = _average(low, up_w, *hd["v"], head.mask, lp)
-            out = B.iadd(*out, *hd["bias"])
-            none = ~vis.any(axis=1)
+            if lp:
+                sel = np.nonzero(up_w.max(axis=1) < 1.0 - 2.0**-10)[0]
+                if len(sel):
+                    hi_[sel] = np.minimum(hi_[sel], _dual(low[sel], up_w[sel], v_key[1]))
+                    lo_[sel] = np.maximum(lo_[sel], -_dual(low[sel], up_w[sel], -v_key[0]))
+            none = ~vis.any(axis=1)[rows_pos]
+            out = B.iadd(
+                np.where(none[:, None], 0.0, lo_), np.where(none[:, None], 0.0, hi_), *hd["bias"]
+            )
             out = (
                 np.where(none[:, None], hd["b_o"], out[0]),
                 np.where(none[:, None], hd["b_o"], out[1]),
             )
             opt = None
             if li == 0 and (queries is not None or (last and crown)):
-                flat = (u_opt[0].reshape(-1, d), u_opt[1].reshape(-1, d))
-                ho = _head(head, *flat, beta)
+                ho = _head(head, *u, beta)
                 opt = {
                     key: (ho[key][0].reshape(n_tok, kk, -1), ho[key][1].reshape(n_tok, kk, -1))
                     for key in ("q", "k", "v")
                 }
-                opt["valid"], opt["u"] = valid, u_opt
+                opt["valid"], opt["u"] = (
+                    valid,
+                    (u[0].reshape(n_tok, kk, d), u[1].reshape(n_tok, kk, d)),
+                )
             if queries is not None:
                 e_lo, e_hi = _exact(opt["q"], opt["k"], opt["v"], valid, beta, head.mask, queries)
                 seen = np.isfinite(e_lo) & np.isfinite(e_hi)  # before rounding (no key: ±inf)
                 e_lo, e_hi = B.iadd(
                     np.where(seen, e_lo, 0.0), np.where(seen, e_hi, 0.0), *hd["bias"]
                 )
-                o_lo, o_hi = out[0].copy(), out[1].copy()
+                o_lo, o_hi = (
+                    out[0].reshape(n_tok, kk, d).copy(),
+                    out[1].reshape(n_tok, kk, d).copy(),
+                )
                 o_lo[queries] = np.where(seen, np.maximum(o_lo[queries], e_lo), o_lo[queries])
                 o_hi[queries] = np.where(seen, np.minimum(o_hi[queries], e_hi), o_hi[queries])
-                out = (o_lo, o_hi)
-            ch_o, ch_s, _ = _head_change(hd, up_w, head.mask, vis, out, changeable, u_o)
+                out = (o_lo.reshape(-1, d), o_hi.reshape(-1, d))
+            ch_o, ch_s, _ = _head_change(hd, up_w, head.mask, vis, out, changeable, u_o, valid)
             if last and crown:
                 ctxs.append((head, hd, low, up_w, vis, opt))
             att = B.iadd(*att, *out)
             att_o, att_s = B.up(att_o + ch_o), B.up(att_s + ch_s)
-        y_r = (box[0][r], box[1][r], other[r]) if last and crown else None
+        y_r = (
+            (box[0][r_rows].min(0), box[1][r_rows].max(0), other[r_rows].max(0))
+            if last and crown
+            else None
+        )
         if layer.residual:
             box, other, selfc = B.iadd(*box, *att), B.up(other + att_o), B.up(selfc + att_s)
         else:
             box, other, selfc = att, att_o, att_s
         if last and crown:
+            t_r = (box[0][r_rows].min(0), box[1][r_rows].max(0))
             result = _crown(
-                model, layer, ctxs, u, u_o, changeable, r, lp, y_r, (box[0][r], box[1][r]), other[r]
+                model, layer, ctxs, u, u_o, changeable, r, lp, y_r, t_r, other[r_rows].max(0), valid
             )
         if not pre and layer.norm1 is not None:
-            box, (other, selfc) = _norm(layer.norm1, box, [other, selfc])
+            box, other, selfc = _norm(layer.norm1, valid, box, other, selfc)
         if layer.ffn is not None:
+            same = layer.residual and not (pre and layer.norm2 is not None)
             if pre and layer.norm2 is not None:
-                f_in, f_ch = _norm(layer.norm2, box, [other, selfc])
+                f_in, f_o, f_s = _norm(layer.norm2, valid, box, other, selfc)
             else:
-                f_in, f_ch = box, [other, selfc]
-            f_box, (f_o, f_s) = _ffn(layer.ffn, f_in, f_ch)
-            if layer.residual:
+                f_in, f_o, f_s = box, other, selfc
+            f_box, f_o, f_s = _ffn(layer.ffn, valid, f_in, f_o, f_s, same)
+            if layer.residual and not same:
                 box, other, selfc = B.iadd(*box, *f_box), B.up(other + f_o), B.up(selfc + f_s)
             else:
                 box, other, selfc = f_box, f_o, f_s
         if not pre and layer.norm2 is not None:
-            box, (other, selfc) = _norm(layer.norm2, box, [other, selfc])
+            box, other, selfc = _norm(layer.norm2, valid, box, other, selfc)
     if model.final_norm is not None:
-        box, (other, selfc) = _norm(model.final_norm, box, [other, selfc])
-    if r is None:
-        f_lo, f_hi = B.dn(B.sum_dn(box[0], axis=0) / n_tok), B.up(B.sum_up(box[1], axis=0) / n_tok)
+        box, other, selfc = _norm(model.final_norm, valid, box, other, selfc)
+    if r is None:  # mean readout: the mean of every position's hull
+        p_lo, p_hi = _hull(valid, *box)
+        f_lo, f_hi = B.dn(B.sum_dn(p_lo, axis=0) / n_tok), B.up(B.sum_up(p_hi, axis=0) / n_tok)
         worst = selfc[changeable].max(axis=0) if changeable.any() else np.zeros(d)
-        f_ch = B.up(B.up(B.psum_up(other, axis=0) + worst) / n_tok)
+        f_ch = B.up(B.up(B.psum_up(_pmax(valid, other), axis=0) + worst) / n_tok)
     else:
-        f_lo, f_hi, f_ch = box[0][r], box[1][r], other[r]
+        f_lo, f_hi, f_ch = box[0][r_rows].min(0), box[1][r_rows].max(0), other[r_rows].max(0)
     w = model.readout.weight
     z = B.lin(f_lo[None], f_hi[None], w[None], np.array([model.readout.bias]))
     z_lo, z_hi = float(z[0][0, 0]), float(z[1][0, 0])
@@ -434,49 +524,53 @@ def _mid(lo, hi):
     return c, np.maximum(B.up(hi - c), B.up(c - lo))
 
 
-def _crown(model, layer, ctxs, u, u_o, changeable, r, lp, y_r, t_box, t_ch):
-    """(z_lo, z_hi, change) by back-substitution through the last FFN (module docstring)."""
+def _crown(model, layer, ctxs, u, u_o, changeable, r, lp, y_r, t_box, t_ch, valid):
+    """(z_lo, z_hi, change) by back-substitution through the last FFN (module docstring);
+    the readout position r carries one token (a single row)."""
+    kk = valid.shape[1]
+    opt_r = int(np.argmax(valid[r]))
+    row = r * kk + opt_r
 
-    def project(head, hd, rows):
-        p = B.matprod(rows, head.w_o)
+    def project(head, hd, c):
+        p = B.matprod(c, head.w_o)
         cm = B.matprod_r(*p, head.w_v)
         v = B.lin(*u, cm[0], None, cm[1])
-        bias = B.lin(hd["bias"][0][None], hd["bias"][1][None], rows)
-        b_o = B.lin(hd["b_o"][None], hd["b_o"][None], rows)
+        bias = B.lin(hd["bias"][0][None], hd["bias"][1][None], c)
+        b_o = B.lin(hd["b_o"][None], hd["b_o"][None], c)
         return v, (bias[0][0], bias[1][0]), (b_o[0][0], b_o[1][0]), cm
 
-    def o_range(rows):
-        tot = np.zeros(len(rows)), np.zeros(len(rows))
+    def o_range(c):
+        tot = np.zeros(len(c)), np.zeros(len(c))
         for head, hd, low, up_w, vis, opt in ctxs:
-            v, bias, b_o, cm = project(head, hd, rows)
+            v, bias, b_o, cm = project(head, hd, c)
             if not vis[r].any():
                 tot = B.iadd(*tot, *b_o)
                 continue
-            lo, hi = _average(low[r : r + 1], up_w[r : r + 1], *v, head.mask, lp, rows=[r])
+            lo, hi = _average(
+                low[row : row + 1], up_w[row : row + 1], *_hull(valid, *v), head.mask, lp, rows=[r]
+            )
             lo, hi = lo[0], hi[0]
             if opt is not None:
-                n_tok, kk, d = opt["u"][0].shape
+                n_tok, _, d = opt["u"][0].shape
                 vo = B.lin(
                     opt["u"][0].reshape(-1, d), opt["u"][1].reshape(-1, d), cm[0], None, cm[1]
                 )
                 vo = (vo[0].reshape(n_tok, kk, -1), vo[1].reshape(n_tok, kk, -1))
-                e = _exact(
-                    opt["q"], opt["k"], vo, opt["valid"], hd["beta"], head.mask, np.array([r])
-                )
-                lo = np.where(np.isfinite(e[0][0]), np.maximum(lo, e[0][0]), lo)
-                hi = np.where(np.isfinite(e[1][0]), np.minimum(hi, e[1][0]), hi)
+                e = _exact(opt["q"], opt["k"], vo, valid, hd["beta"], head.mask, np.array([r]))
+                e_lo, e_hi = e[0][0, opt_r], e[1][0, opt_r]
+                lo = np.where(np.isfinite(e_lo), np.maximum(lo, e_lo), lo)
+                hi = np.where(np.isfinite(e_hi), np.minimum(hi, e_hi), hi)
             tot = B.iadd(*tot, *B.iadd(lo, hi, *bias))
         return tot
 
-    def o_change(rows):
-        tot = np.zeros(len(rows))
+    def o_change(c):
+        tot = np.zeros(len(c))
         for head, hd, _, up_w, vis, _ in ctxs:
-            v, bias, _, cm = project(head, hd, rows)
+            v, bias, _, cm = project(head, hd, c)
             hp = dict(hd, v=v, bias=bias, mabs=B.up(np.abs(cm[0]) + cm[1]))
-            zero = np.zeros((vis.shape[0], len(rows)))
-            tot = B.up(
-                tot + _head_change(hp, up_w, head.mask, vis, (zero, zero), changeable, u_o)[0][r]
-            )
+            zero = np.zeros((len(valid.ravel()), len(c)))
+            ch = _head_change(hp, up_w, head.mask, vis, (zero, zero), changeable, u_o, valid)[0]
+            tot = B.up(tot + ch[row])
         return tot
 
     w, b = model.readout.weight, np.array([model.readout.bias])

@@ -1,6 +1,10 @@
 """One softmax head over boxes: score intervals, per-key weight bounds, the range of the
 head's output over all strings (or completions), and the one-position-change bound.
 
+Queries are *rows* — a position together with one of its allowed tokens (its box is then
+conditioned on that token) — and keys are positions, each the union of its rows. A
+query row's position decides its visible keys.
+
 Notation for a head at query j with visible keys V_j: scores s_jw = β (q_j·k_w), weights
 a_jw = softmax_w(s_j·), values ṽ_w = W_O W_V u_w, output o_j = Σ_w a_jw ṽ_w + W_O b_V + b_O
 (b_O alone when no key is visible). Boxes are per position (over all inputs considered).
@@ -75,11 +79,48 @@ def head_boxes(head: Head, u_lo: np.ndarray, u_hi: np.ndarray, beta: tuple[float
     )
 
 
-def scores(hb: HeadBoxes) -> tuple[np.ndarray, np.ndarray]:
-    """Enclosures (N, N) of s_jw = β q_j·k_w (every pair; masking is separate)."""
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """Rows (position, allowed token): ``pos`` (R,) the position of each row, ``valid``
+    (N, K) which tokens each position may carry (rows are position-major, K per position)."""
+
+    valid: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return self.valid.shape[1]
+
+    @property
+    def pos(self) -> np.ndarray:
+        return np.repeat(np.arange(self.valid.shape[0]), self.k)
+
+    def hull(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per position, the box of its rows (R, ·) → (N, ·)."""
+        n, kk = self.valid.shape
+        v = self.valid[..., None]
+        return (
+            np.where(v, lo.reshape(n, kk, -1), np.inf).min(axis=1),
+            np.where(v, hi.reshape(n, kk, -1), -np.inf).max(axis=1),
+        )
+
+    def per_position_max(self, x: np.ndarray) -> np.ndarray:
+        n, kk = self.valid.shape
+        return np.where(self.valid[..., None], x.reshape(n, kk, -1), -np.inf).max(axis=1)
+
+
+def scores(hb: HeadBoxes, rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosures (R, N) of s_jw = β q_j·k_w for every query row and key position: the
+    union over the key's allowed tokens (its own token only, for the query's own key)."""
     lo, hi = R.dot_boxes(*hb.q, *hb.k)
-    b_lo, b_hi = hb.beta
-    return R.mul(lo, hi, np.float64(b_lo), np.float64(b_hi))
+    lo, hi = R.mul(lo, hi, np.float64(hb.beta[0]), np.float64(hb.beta[1]))
+    n, kk = rows.valid.shape
+    ok = np.broadcast_to(rows.valid[None], (n * kk, n, kk)).copy()
+    own = np.arange(n * kk)
+    ok[own, rows.pos, :] = False
+    ok[own, rows.pos, own % kk] = rows.valid.ravel()
+    lo = np.where(ok, lo.reshape(n * kk, n, kk), np.inf).min(axis=2)
+    hi = np.where(ok, hi.reshape(n * kk, n, kk), -np.inf).max(axis=2)
+    return lo, hi
 
 
 def weight_bounds(s_lo: np.ndarray, s_hi: np.ndarray, vis: np.ndarray):
@@ -172,15 +213,17 @@ def _lp_refine(l_, u, v_lo, v_hi, h_lo, h_hi):
     return h_lo, h_hi
 
 
-def output_range(hb: HeadBoxes, l_, u, mask: Mask, vis: np.ndarray, lp: bool = True):
-    """Box (N, d) of the head output o_j over all inputs (module docstring)."""
-    v_lo, v_hi = hb.v
-    h_lo = visible_reduce(v_lo, mask, "min")
-    h_hi = visible_reduce(v_hi, mask, "max")
+def output_range(hb: HeadBoxes, l_, u, mask: Mask, vis: np.ndarray, rows: Rows, lp=True):
+    """Box (R, d) of the head output o_j over all inputs, per query row (module
+    docstring); keys' values are the union over their allowed tokens."""
+    v_lo, v_hi = rows.hull(*hb.v)
+    pos = rows.pos
+    h_lo = visible_reduce(v_lo, mask, "min")[pos]
+    h_hi = visible_reduce(v_hi, mask, "max")[pos]
     if lp:
         h_lo, h_hi = _lp_refine(l_, u, v_lo, v_hi, h_lo, h_hi)
-    none = ~vis.any(axis=1)
-    lo, hi = R.add(h_lo, h_hi, hb.bias[0], hb.bias[1])
+    none = ~vis.any(axis=1)[pos]
+    lo, hi = R.add(np.where(none[:, None], 0.0, h_lo), np.where(none[:, None], 0.0, h_hi), *hb.bias)
     lo = np.where(none[:, None], hb.b_o, lo)
     hi = np.where(none[:, None], hb.b_o, hi)
     return lo, hi
@@ -222,26 +265,29 @@ def change_bound(
     out_box: tuple[np.ndarray, np.ndarray],
     changeable: np.ndarray,
     du_other: np.ndarray,
+    rows: Rows,
 ) -> HeadChange:
-    """One-position-change bound of the head output (module docstring). ``changeable``
-    (N,) marks the positions that may change; ``du_other`` (N, d) bounds |Δu_w| for
-    positions other than the changed one."""
-    n = vis.shape[0]
-    u_ch = np.where(changeable[None, :] & vis, u_weights, 0.0)
-    alpha = u_ch.max(axis=1) if n else np.zeros(0)
-    v_lo, v_hi = hb.v
-    m_lo = visible_reduce(v_lo, mask, "min")
-    m_hi = visible_reduce(v_hi, mask, "max")
+    """One-position-change bound of the head output per query row (module docstring).
+    ``changeable`` (N,) marks the positions that may change; ``du_other`` (R, d) bounds
+    |Δu| of a row for a change at another position; ``self_`` is per position."""
+    pos = rows.pos
+    vis_r = vis[pos]
+    u_ch = np.where(changeable[None, :] & vis_r, u_weights, 0.0)
+    alpha = u_ch.max(axis=1) if len(pos) else np.zeros(0)
+    v_lo, v_hi = rows.hull(*hb.v)
+    m_lo = visible_reduce(v_lo, mask, "min")[pos]
+    m_hi = visible_reduce(v_hi, mask, "max")[pos]
     one_key = _one_key(u_ch, v_lo, v_hi, m_lo, m_hi)
     width = np.where(np.isfinite(m_lo), R.up(m_hi - m_lo), 0.0)
     # the others' drift: value moves and score moves of size ≤ ε_j
-    dv = R.nonneg_matmul_up(du_other, hb.m_abs.T)  # (N, d) |Δṽ_w|
-    dk = R.nonneg_matmul_up(du_other, hb.wk_abs.T)
-    dq = R.nonneg_matmul_up(du_other, hb.wq_abs.T)
-    k_abs = visible_reduce(R.abs_max(*hb.k), mask, "max")
+    du_key = rows.per_position_max(du_other)  # a key position's rows: the worst
+    dv = R.nonneg_matmul_up(du_key, hb.m_abs.T)  # (N, d) |Δṽ_w|
+    dk = R.nonneg_matmul_up(du_key, hb.wk_abs.T)
+    dq = R.nonneg_matmul_up(du_other, hb.wq_abs.T)  # per query row
+    k_abs = visible_reduce(R.abs_max(*rows.hull(*hb.k)), mask, "max")[pos]
     q_abs = R.abs_max(*hb.q)
-    dk_max = visible_reduce(dk, mask, "max")
-    dv_max = visible_reduce(dv, mask, "max")
+    dk_max = visible_reduce(dk, mask, "max")[pos]
+    dv_max = visible_reduce(dv, mask, "max")[pos]
     k_abs, dk_max, dv_max = (np.where(np.isfinite(a), a, 0.0) for a in (k_abs, dk_max, dv_max))
     beta = max(abs(hb.beta[0]), abs(hb.beta[1]))
     eps = R.sum_up(R.up(dq * k_abs)) + R.sum_up(R.up(q_abs * dk_max))
@@ -250,7 +296,8 @@ def change_bound(
     small = R.up(dv_max + R.up(tv[:, None] * width))
     other = R.up(one_key + small)
     none = ~vis.any(axis=1)
-    other = np.where(none[:, None], 0.0, other)
-    self_ = np.where(none[:, None], 0.0, R.up(out_box[1] - out_box[0]))
+    other = np.where(none[pos][:, None], 0.0, other)
+    o_lo, o_hi = rows.hull(*out_box)  # the changed position's own output: anywhere in its range
+    self_ = np.where(none[:, None], 0.0, R.up(np.where(none[:, None], 0.0, o_hi - o_lo)))
     R.finite(other, self_, what="attention change bound")
     return HeadChange(other, self_, alpha, one_key, small)

@@ -111,18 +111,20 @@ def key_groups(k_opt, v_opt, valid) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def first_layer_range(q_opt, k_opt, v_opt, valid, beta, mask: Mask, queries) -> tuple:
-    """Certified [min, max] (len(queries), C) of Σ_w a_jw ṽ_w over all completions, for each
-    query token position in ``queries`` (the head's bias is added by the caller).
+    """Certified [min, max] (len(queries), K, C) of Σ_w a_jw ṽ_w over all completions, for
+    each query token position in ``queries`` and each of its allowed tokens (the head's
+    bias is added by the caller).
 
     ``q_opt``, ``k_opt``, ``v_opt``: boxes (N, K, ·) of the query, key and value of
     position t carrying its k-th allowed token; ``valid`` (N, K) marks real options.
     Entries that could not be certified are ±inf (the caller intersects with its other
-    bounds); queries that see no key get [+inf, −inf] (the caller handles them)."""
+    bounds); queries that see no key, and tokens a position may not carry, get
+    [+inf, −inf] (the caller keeps its own box there)."""
     n, kk = valid.shape
     c = v_opt[0].shape[-1]
     vis = mask.matrix(n)
-    lo_out = np.full((len(queries), c), np.inf)
-    hi_out = np.full((len(queries), c), -np.inf)
+    lo_out = np.full((len(queries), kk, c), np.inf)
+    hi_out = np.full((len(queries), kk, c), -np.inf)
     grouped = mask is Mask.NONE
     if grouped:
         rep, counts, group_of = key_groups(k_opt, v_opt, valid)
@@ -158,6 +160,6 @@ def first_layer_range(q_opt, k_opt, v_opt, valid, beta, mask: Mask, queries) -> 
             e_hi = R.exp_le0_bounds(b, b)[1]
             up_b = _ratio_max(e_lo, e_hi, v_lo, v_hi, val, cnt)
             dn_b = -_ratio_max(e_lo, e_hi, -v_hi, -v_lo, val, cnt)
-            hi_out[row] = np.maximum(hi_out[row], np.where(np.isnan(up_b), np.inf, up_b))
-            lo_out[row] = np.minimum(lo_out[row], np.where(np.isnan(dn_b), -np.inf, dn_b))
+            hi_out[row, qi] = np.where(np.isnan(up_b), np.inf, up_b)
+            lo_out[row, qi] = np.where(np.isnan(dn_b), -np.inf, dn_b)
     return lo_out, hi_out

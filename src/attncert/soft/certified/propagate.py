@@ -40,6 +40,7 @@ from attncert.model.spec import FeedForward, LayerNorm, Model
 from attncert.soft.certified import attention as A
 from attncert.soft.certified import readout as RO
 from attncert.soft.certified import rigorous as R
+from attncert.soft.certified.ffn import apply_abs, ffn_box, jacobian_bound
 from attncert.soft.certified.fractional import first_layer_range
 from attncert.soft.certified.layernorm import (
     LNStep,
@@ -49,7 +50,6 @@ from attncert.soft.certified.layernorm import (
     ln_summary,
     sphere_range,
 )
-from attncert.soft.certified.pointwise import act_range, act_slope
 
 FP_BUDGET = 1 << 20  # queries · keys · |options|² · d for the all-query fractional program
 
@@ -182,24 +182,22 @@ def _layer0(model: Model, inp: Inputs):
     return (y_lo, y_hi), valid, (box_lo, box_hi)
 
 
-def _norm(norm: LayerNorm, box, other, self_, where, ln_steps):
+def _norm(norm: LayerNorm, rows: A.Rows, box, other, self_, where, ln_steps):
+    """LayerNorm on rows (box, other) and, for the changed position's own change, on
+    each position's hull (the segment between its two tokens' activations lies there)."""
     lo, hi, s_max, n_abs, var_lo = ln_box(norm, *box)
     ln_steps.append(ln_summary(where, norm, s_max, var_lo))
-    return (lo, hi), ln_change(norm, other, s_max, n_abs), ln_change(norm, self_, s_max, n_abs)
+    _, _, s_pos, n_pos, _ = ln_box(norm, *rows.hull(*box))
+    return (lo, hi), ln_change(norm, other, s_max, n_abs), ln_change(norm, self_, s_pos, n_pos)
 
 
-def _ffn(ffn: FeedForward, box, other, self_):
-    pre = R.affine(*box, ffn.w1, ffn.b1)
-    act = act_range(ffn.activation, *pre)
-    out = R.affine(*act, ffn.w2, ffn.b2)
-    slope = act_slope(ffn.activation, *pre)
-    w1a, w2a = np.abs(ffn.w1).T, np.abs(ffn.w2).T
-
-    def chg(delta):
-        hidden = R.up(slope * R.nonneg_matmul_up(delta, w1a))
-        return R.nonneg_matmul_up(hidden, w2a)
-
-    return out, chg(other), chg(self_)
+def _ffn(ffn: FeedForward, rows: A.Rows, box, other, self_, residual: bool):
+    """The feed-forward block (plus its input when ``residual``) on rows, in centred form
+    (:mod:`.ffn`); the changed position's own change uses each position's hull."""
+    lo, hi, jp = ffn_box(ffn, *box, residual)
+    pre_pos = R.affine(*rows.hull(*box), ffn.w1, ffn.b1)
+    jp_pos = jacobian_bound(ffn, *pre_pos, residual)
+    return (lo, hi), apply_abs(jp, other), apply_abs(jp_pos, self_)
 
 
 def _fp_queries(model: Model, inp: Inputs, layer_index: int, readout: int | None):
@@ -217,7 +215,11 @@ def _fp_queries(model: Model, inp: Inputs, layer_index: int, readout: int | None
 
 def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
     """Bound every activation over ``inp`` and the readout's range and one-position
-    change (module docstring). Softmax heads only; hard heads are refused by name."""
+    change (module docstring). Softmax heads only; hard heads are refused by name.
+
+    Activations are kept per *row* — a position with one of its allowed tokens — so that
+    a free position's box is conditioned on its token instead of covering all of them;
+    the change of the changed position itself (``self_``) is kept per position."""
     for li, layer in enumerate(model.layers):
         for hi_, h in enumerate(layer.heads):
             if h.kind.is_hard:
@@ -230,26 +232,31 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
     n_tok = inp.n_tokens
     d = model.d
     r = readout_token(model, inp.n)
-    crown = RO.eligible(model, r)
+    y_opt, valid, _ = _layer0(model, inp)
+    rows = A.Rows(valid)
+    kk = rows.k
+    box = (y_opt[0].reshape(-1, d), y_opt[1].reshape(-1, d))
+    single_r = r is not None and valid[r].sum() == 1
+    crown = RO.eligible(model, r) and single_r
     crown_result = None
-    y_opt, valid, box = _layer0(model, inp)
-    other = np.zeros((n_tok, d))
-    self_ = np.where(inp.changeable[:, None], R.up(box[1] - box[0]), 0.0)
+    other = np.zeros((n_tok * kk, d))
+    h_lo, h_hi = rows.hull(*box)
+    self_ = np.where(inp.changeable[:, None], R.up(h_hi - h_lo), 0.0)
     steps: list[StepRecord] = []
     ln_steps: list[LNStep] = []
     alpha_r: tuple[float, ...] = ()
     fp_label = "none (no attention)"
+    r_rows = None if r is None else np.nonzero(rows.pos == r)[0][valid[r]]
+
+    def at_r(x):  # a row array at the readout position (its single row, or the hull)
+        return x[r_rows].max(axis=0)
 
     def record(layer: int, step: str) -> None:
         norms = np.sqrt(np.sum(other * other, axis=1))
-        at_r = float(norms[r]) if r is not None else float(norms.mean())
+        rn = float(norms[r_rows].max()) if r is not None else float(norms.mean())
         steps.append(
             StepRecord(
-                layer,
-                step,
-                float(norms.max()),
-                at_r,
-                float(np.sqrt(np.sum(self_ * self_, axis=1)).max()),
+                layer, step, float(norms.max()), rn, float(np.sqrt(np.sum(self_**2, axis=1)).max())
             )
         )
 
@@ -258,14 +265,14 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
         if layer.pre_norm and layer.norm1 is not None:
             # the changed position's own input change does not enter (its query's output
             # is bounded by the width of its range; its key by its box of values)
-            u, u_other, _ = _norm(layer.norm1, box, other, self_, f"layer {li + 1} norm1", ln_steps)
-            if li == 0:
-                flat = ln_box(layer.norm1, y_opt[0].reshape(-1, d), y_opt[1].reshape(-1, d))
-                u_opt = (flat[0].reshape(y_opt[0].shape), flat[1].reshape(y_opt[1].shape))
+            u, u_other, _ = _norm(
+                layer.norm1, rows, box, other, self_, f"layer {li + 1} norm1", ln_steps
+            )
         else:
-            u, u_other, u_opt = box, other, y_opt
-        att_box = (np.zeros((n_tok, d)), np.zeros((n_tok, d)))
-        att_other, att_self = np.zeros((n_tok, d)), np.zeros((n_tok, d))
+            u, u_other = box, other
+        u_opt = (u[0].reshape(n_tok, kk, d), u[1].reshape(n_tok, kk, d)) if li == 0 else None
+        att_box = (np.zeros((n_tok * kk, d)), np.zeros((n_tok * kk, d)))
+        att_other, att_self = np.zeros((n_tok * kk, d)), np.zeros((n_tok, d))
         queries, label = _fp_queries(model, inp, li, r)
         if li == 0 and layer.heads:
             fp_label = label
@@ -276,24 +283,24 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
             beta = beta_enclosure(head, n_tok)
             hb = A.head_boxes(head, *u, beta)
             vis = head.mask.matrix(n_tok)
-            s_lo, s_hi = A.scores(hb)
-            l_w, u_w = A.weight_bounds(s_lo, s_hi, vis)
-            out = A.output_range(hb, l_w, u_w, head.mask, vis, lp=lp)
+            s_lo, s_hi = A.scores(hb, rows)
+            l_w, u_w = A.weight_bounds(s_lo, s_hi, vis[rows.pos])
+            out = A.output_range(hb, l_w, u_w, head.mask, vis, rows, lp=lp)
             hbo = None
             if li == 0 and (queries is not None or last):
                 hbo = _option_boxes(head, u_opt, beta)
             if queries is not None:
                 out = _exact_first_layer(hbo, valid, head.mask, queries, out)
-            hc = A.change_bound(hb, u_w, head.mask, vis, out, inp.changeable, u_other)
+            hc = A.change_bound(hb, u_w, head.mask, vis, out, inp.changeable, u_other, rows)
             if last:
                 opt = (u_opt, valid) if li == 0 else None
                 contexts.append(RO.HeadContext(head, hb, l_w, u_w, vis, out, opt, hbo))
             att_box = R.add(*att_box, *out)
             att_other = R.up(att_other + hc.other)
             att_self = R.up(att_self + hc.self_)
-            alphas.append(float(hc.alpha_max[r]) if r is not None else float(hc.alpha_max.max()))
+            alphas.append(float(at_r(hc.alpha_max)) if r is not None else float(hc.alpha_max.max()))
         alpha_r = tuple(alphas)
-        y_before = (box[0][r], box[1][r], other[r]) if last else None
+        y_before = (at_r(-box[0]) * -1, at_r(box[1]), at_r(other)) if last else None
         if layer.residual:
             box = R.add(*box, *att_box)
             other = R.up(other + att_other)
@@ -302,30 +309,33 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
             box, other, self_ = att_box, att_other, att_self
         record(li + 1, "attention")
         if last:
-            oracle = RO.Oracle(contexts, u, u_other, inp.changeable, r, lp)
+            oracle = RO.Oracle(contexts, u, u_other, inp.changeable, r, lp, rows)
             crown_result = RO.crown_readout(
                 model,
                 layer,
                 oracle,
                 (y_before[0], y_before[1]),
                 y_before[2],
-                (box[0][r], box[1][r]),
-                other[r],
+                (-at_r(-box[0]), at_r(box[1])),
+                at_r(other),
             )
         if not layer.pre_norm and layer.norm1 is not None:
             box, other, self_ = _norm(
-                layer.norm1, box, other, self_, f"layer {li + 1} norm1", ln_steps
+                layer.norm1, rows, box, other, self_, f"layer {li + 1} norm1", ln_steps
             )
             record(li + 1, "norm1")
         if layer.ffn is not None:
+            # with a pre-norm the residual adds y to FFN(LN₂(y)); otherwise to FFN(y), and
+            # the centred form then covers y + FFN(y) as one map (I + J)
+            same = layer.residual and not (layer.pre_norm and layer.norm2 is not None)
             if layer.pre_norm and layer.norm2 is not None:
                 f_in, f_other, f_self = _norm(
-                    layer.norm2, box, other, self_, f"layer {li + 1} norm2", ln_steps
+                    layer.norm2, rows, box, other, self_, f"layer {li + 1} norm2", ln_steps
                 )
             else:
                 f_in, f_other, f_self = box, other, self_
-            f_box, f_o, f_s = _ffn(layer.ffn, f_in, f_other, f_self)
-            if layer.residual:
+            f_box, f_o, f_s = _ffn(layer.ffn, rows, f_in, f_other, f_self, same)
+            if layer.residual and not same:
                 box = R.add(*box, *f_box)
                 other, self_ = R.up(other + f_o), R.up(self_ + f_s)
             else:
@@ -333,21 +343,22 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
             record(li + 1, "ffn")
         if not layer.pre_norm and layer.norm2 is not None:
             box, other, self_ = _norm(
-                layer.norm2, box, other, self_, f"layer {li + 1} norm2", ln_steps
+                layer.norm2, rows, box, other, self_, f"layer {li + 1} norm2", ln_steps
             )
             record(li + 1, "norm2")
     if model.final_norm is not None:
-        box, other, self_ = _norm(model.final_norm, box, other, self_, "final norm", ln_steps)
+        box, other, self_ = _norm(model.final_norm, rows, box, other, self_, "final norm", ln_steps)
         record(len(model.layers) + 1, "final norm")
-    if r is None:  # mean readout
-        f_lo = R.down(R.sum_lower(box[0], axis=0) / n_tok)
-        f_hi = R.up(R.sum_upper(box[1], axis=0) / n_tok)
+    if r is None:  # mean readout: the mean of every position's hull
+        p_lo, p_hi = rows.hull(*box)
+        f_lo = R.down(R.sum_lower(p_lo, axis=0) / n_tok)
+        f_hi = R.up(R.sum_upper(p_hi, axis=0) / n_tok)
         ch = inp.changeable
         worst_self = self_[ch].max(axis=0) if ch.any() else np.zeros(d)
-        f_change = R.up(R.up(R.sum_up(other, axis=0) + worst_self) / n_tok)
+        f_change = R.up(R.up(R.sum_up(rows.per_position_max(other), axis=0) + worst_self) / n_tok)
     else:
-        f_lo, f_hi = box[0][r], box[1][r]
-        f_change = other[r]
+        f_lo, f_hi = -at_r(-box[0]), at_r(box[1])
+        f_change = at_r(other)
     w = model.readout.weight
     z_lo, z_hi = R.affine(f_lo[None], f_hi[None], w[None], np.array([model.readout.bias]))
     norm = last_norm(model)
@@ -392,14 +403,15 @@ def _option_boxes(head, u_opt, beta) -> A.HeadBoxes:
 
 
 def _exact_first_layer(hbo: A.HeadBoxes, valid, mask, queries, out):
-    """Intersect the head's output box with the exact fractional-program range at
-    ``queries`` (layer 1)."""
+    """Intersect the head's output box (rows) with the exact fractional-program range of
+    each row (position, token) at ``queries`` (layer 1)."""
     lo, hi = first_layer_range(hbo.q, hbo.k, hbo.v, valid, hbo.beta, mask, queries)
-    # a query that sees no key comes back as [+inf, −inf]: keep its box (b_O) untouched
-    # (checked before rounding: down(+inf) would be a finite float)
+    n_tok, kk = valid.shape
+    # a query that sees no key, or a token the position cannot carry, comes back as
+    # [+inf, −inf]: keep the row's box (checked before rounding: down(+inf) is finite)
     seen = np.isfinite(lo) & np.isfinite(hi)
     lo, hi = R.add(np.where(seen, lo, 0.0), np.where(seen, hi, 0.0), hbo.bias[0], hbo.bias[1])
-    o_lo, o_hi = out[0].copy(), out[1].copy()
+    o_lo, o_hi = out[0].reshape(n_tok, kk, -1).copy(), out[1].reshape(n_tok, kk, -1).copy()
     o_lo[queries] = np.where(seen, np.maximum(o_lo[queries], lo), o_lo[queries])
     o_hi[queries] = np.where(seen, np.minimum(o_hi[queries], hi), o_hi[queries])
-    return o_lo, o_hi
+    return o_lo.reshape(n_tok * kk, -1), o_hi.reshape(n_tok * kk, -1)

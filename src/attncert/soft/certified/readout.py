@@ -62,34 +62,39 @@ class HeadContext:
 
 
 class Oracle:
-    """Bounds on linear functionals C·o_h of head outputs at the readout query r."""
+    """Bounds on linear functionals C·o_h of head outputs at the readout query r (whose
+    token is fixed: a single row)."""
 
-    def __init__(self, ctxs, u_box, u_other, changeable, r: int, lp: bool):
+    def __init__(self, ctxs, u_box, u_other, changeable, r: int, lp: bool, rows: A.Rows):
         self.ctxs, self.u_box, self.u_other = ctxs, u_box, u_other
-        self.changeable, self.r, self.lp = changeable, r, lp
+        self.changeable, self.r, self.lp, self.rows = changeable, r, lp, rows
+        self.option = int(np.argmax(rows.valid[r]))  # the readout token's (only) option
+        self.row = r * rows.k + self.option
 
-    def _projected(self, ctx: HeadContext, rows: np.ndarray):
-        """C·ṽ_w boxes (N, m), the head bias C·(W_O b_V + b_O), C·b_O and |C W_O W_V|."""
+    def _projected(self, ctx: HeadContext, c: np.ndarray):
+        """C·ṽ boxes per row (R, m), the head bias C·(W_O b_V + b_O), C·b_O, C W_O W_V."""
         h = ctx.head
-        p_c, p_r = R.matmul_interval(rows, h.w_o)
+        p_c, p_r = R.matmul_interval(c, h.w_o)
         cm_c, cm_r = R.matmul_interval_right(p_c, p_r, h.w_v)
         v = R.affine(*self.u_box, cm_c, None, cm_r)
-        bias = R.affine(ctx.hb.bias[0][None], ctx.hb.bias[1][None], rows)
-        b_o = R.affine(ctx.hb.b_o[None], ctx.hb.b_o[None], rows)
+        bias = R.affine(ctx.hb.bias[0][None], ctx.hb.bias[1][None], c)
+        b_o = R.affine(ctx.hb.b_o[None], ctx.hb.b_o[None], c)
         return v, (bias[0][0], bias[1][0]), (b_o[0][0], b_o[1][0]), (cm_c, cm_r)
 
-    def range(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """[min, max] (m,) of Σ_h rows·o_h at the readout query."""
-        r = self.r
-        total = (np.zeros(len(rows)), np.zeros(len(rows)))
+    def range(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[min, max] (m,) of Σ_h c·o_h at the readout query."""
+        r, row = self.r, self.row
+        total = (np.zeros(len(c)), np.zeros(len(c)))
         for ctx in self.ctxs:
-            v, bias, b_o, cm = self._projected(ctx, rows)
+            v, bias, b_o, cm = self._projected(ctx, c)
             if not ctx.vis[r].any():
                 total = R.add(*total, *b_o)
                 continue
+            v_key = self.rows.hull(*v)
             lo, hi = A.average_range(
-                ctx.l_w[r : r + 1], ctx.u_w[r : r + 1], *v, ctx.head.mask, self.lp, rows=[r]
-            )
+                ctx.l_w[row : row + 1], ctx.u_w[row : row + 1], *v_key, ctx.head.mask, self.lp,
+                rows=[r],
+            )  # fmt: skip
             lo, hi = lo[0], hi[0]
             if ctx.opt is not None:
                 (uo_lo, uo_hi), valid = ctx.opt
@@ -105,24 +110,31 @@ class Oracle:
                     ctx.head.mask,
                     np.array([r]),
                 )
-                lo = np.where(np.isfinite(f_lo[0]), np.maximum(lo, f_lo[0]), lo)
-                hi = np.where(np.isfinite(f_hi[0]), np.minimum(hi, f_hi[0]), hi)
+                f_lo, f_hi = f_lo[0, self.option], f_hi[0, self.option]
+                lo = np.where(np.isfinite(f_lo), np.maximum(lo, f_lo), lo)
+                hi = np.where(np.isfinite(f_hi), np.minimum(hi, f_hi), hi)
             total = R.add(*total, *R.add(lo, hi, *bias))
         return total
 
-    def change(self, rows: np.ndarray) -> np.ndarray:
-        """Bound (m,) on |Σ_h rows·(o_h(x) − o_h(x^i))| at the readout query."""
-        r = self.r
-        total = np.zeros(len(rows))
+    def change(self, c: np.ndarray) -> np.ndarray:
+        """Bound (m,) on |Σ_h c·(o_h(x) − o_h(x^i))| at the readout query."""
+        total = np.zeros(len(c))
         for ctx in self.ctxs:
-            v, bias, _, cm = self._projected(ctx, rows)
+            v, bias, _, cm = self._projected(ctx, c)
             m_abs = R.up(np.abs(cm[0]) + cm[1])
             hb = dataclasses.replace(ctx.hb, v=v, bias=bias, m_abs=m_abs)
-            zero = np.zeros((ctx.vis.shape[0], len(rows)))
+            zero = np.zeros((len(self.rows.pos), len(c)))
             hc = A.change_bound(
-                hb, ctx.u_w, ctx.head.mask, ctx.vis, (zero, zero), self.changeable, self.u_other
+                hb,
+                ctx.u_w,
+                ctx.head.mask,
+                ctx.vis,
+                (zero, zero),
+                self.changeable,
+                self.u_other,
+                self.rows,
             )
-            total = R.up(total + hc.other[r])
+            total = R.up(total + hc.other[self.row])
         return total
 
 

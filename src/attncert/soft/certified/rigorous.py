@@ -255,8 +255,9 @@ def exp_le0_bounds(x_lo: np.ndarray, x_hi: np.ndarray) -> tuple[np.ndarray, np.n
     if np.any(x_hi > 0):
         raise ValueError("exp_le0_bounds needs non-positive arguments")
     limit = _EXP_RANGE * (1 << _FINE_BITS)
-    k_hi = np.minimum(np.floor(-x_hi * (1 << _FINE_BITS)), limit)  # for the upper bound
-    k_lo = np.floor(-x_lo * (1 << _FINE_BITS)) + 1.0  # for the lower bound
+    with np.errstate(over="ignore"):  # a huge argument becomes inf, then the table's end
+        k_hi = np.minimum(np.floor(-x_hi * (1 << _FINE_BITS)), limit)  # for the upper bound
+        k_lo = np.floor(-x_lo * (1 << _FINE_BITS)) + 1.0  # for the lower bound
     e_hi = _exp_grid(k_hi, upper=True)
     far = k_lo > limit
     e_lo = _exp_grid(np.minimum(k_lo, limit), upper=False)
