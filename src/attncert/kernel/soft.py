@@ -57,7 +57,7 @@ from attncert.arith.field import Undecided
 from attncert.errors import SpecError
 from attncert.kernel import soft_bounds as B
 from attncert.kernel.forward import forward_rigorous
-from attncert.kernel.soft_propagate import propagate, readout_index
+from attncert.kernel.soft_propagate import propagate, readout_index, split_by_symbol
 from attncert.model.spec import Model, Readout
 
 FORMAT, VERSION = "attncert-soft-certificate", 1
@@ -211,12 +211,18 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                     f"one entry per readout symbol {symbols} is needed",
                 )
             worst = 0.0
+            shared = None  # one pass for all symbols unless the back-substitution applies
+            if symbols != [None] and not split_by_symbol(model_s, r):
+                shared = propagate(model_s, "*" * n, True, lp)[4]
             for k, (entry, sym) in enumerate(zip(per, symbols, strict=True)):
                 where = f"sensitivity.per_symbol[{k}]"
                 rho = ["*"] * n
-                if sym is not None:
-                    rho[r - off] = sym
-                z_lo, z_hi, change, r_abs = propagate(model_s, "".join(rho), True, lp)
+                if shared is not None:
+                    _, z_lo, z_hi, change, r_abs = shared[k]
+                else:
+                    if sym is not None:
+                        rho[r - off] = sym
+                    z_lo, z_hi, change, r_abs, _ = propagate(model_s, "".join(rho), True, lp)
                 if err != 0.0:  # the float lm difference errs by ≤ err_w·|r| + err_b
                     slack = float(B.up(B.pmat_up(err[0][None], r_abs[:, None])[0, 0] + err[1]))
                     z_lo, z_hi = float(B.dn(z_lo - slack)), float(B.up(z_hi + slack))
@@ -268,7 +274,7 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 )
             decision = _field(rest, "decision", bool, "restriction")
             c_lo, c_hi = _range(rest, "restriction")
-            z_lo, z_hi, _, _ = propagate(model, rho, False, lp)
+            z_lo, z_hi, _, _, _ = propagate(model, rho, False, lp)
             for msg in (
                 close(c_lo, z_lo, "z_lo", "restriction", "down"),
                 close(c_hi, z_hi, "z_hi", "restriction", "up"),

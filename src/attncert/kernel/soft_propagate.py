@@ -158,8 +158,9 @@ def _head_change(hd, u, mask, vis, out, changeable, du, valid):
     step = max(1, (1 << 21) // max(1, n * d))
     for s in range(0, len(live), step):
         r = live[s : s + step]
-        spread = np.maximum(B.up(vhi[None] - mlo[r][:, None]), B.up(mhi[r][:, None] - vlo[None]))
-        one[r] = B.up(u_ch[r][:, :, None] * np.maximum(spread, 0.0)).max(axis=1)
+        spread = np.maximum(vhi[None] - mlo[r][:, None], mhi[r][:, None] - vlo[None])
+        one[r] = (u_ch[r][:, :, None] * np.maximum(spread, 0.0)).max(axis=1)
+    one = B.up(one * (1.0 + 2.0**-50) + 2.0**-1000)  # 2 roundings of non-negatives: (1 + 2u)²
     width = np.where(np.isfinite(mlo), B.up(mhi - mlo), 0.0)
     du_key = _pmax(valid, du)
     dv = _finite0(_reduce(B.pmat_up(du_key, hd["mabs"].T), mask, "max"))[pos]
@@ -264,6 +265,11 @@ def _options(model: Model, rho: str):
     if model.eos is not None:
         opts.append((model.token_index[model.eos],))
     return opts
+
+
+def split_by_symbol(model: Model, r) -> bool:
+    """Each readout symbol its own propagation iff the readout back-substitution applies."""
+    return _crown_ok(model, r)
 
 
 def readout_index(model: Model, n: int):
@@ -486,7 +492,20 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
         z_lo, z_hi, change = max(z_lo, result[0]), min(z_hi, result[1]), min(change, result[2])
     if not changeable.any():
         change = 0.0
-    return z_lo, z_hi, change, B.absmax(f_lo, f_hi)
+    per_row = []  # the readout position's tokens one by one (when it is free)
+    if r is not None and result is None and len(r_rows) > 1:
+        for k, rw in zip(np.nonzero(valid[r])[0], r_rows, strict=True):
+            zz = B.lin(box[0][rw][None], box[1][rw][None], w[None], np.array([model.readout.bias]))
+            zl, zh = float(zz[0][0, 0]), float(zz[1][0, 0])
+            if norm is not None:
+                zl, zh = max(zl, s_lo), min(zh, s_hi)
+            ch = (
+                float(B.pmat_up(other[rw][None], np.abs(w)[:, None])[0, 0])
+                if changeable.any()
+                else 0.0
+            )
+            per_row.append((int(k), zl, zh, ch, B.absmax(box[0][rw], box[1][rw])))
+    return z_lo, z_hi, change, B.absmax(f_lo, f_hi), per_row
 
 
 # ----------------------------------------------------------------------------- readout

@@ -234,16 +234,16 @@ def _one_key(u_ch, v_lo, v_hi, m_lo, m_hi, chunk: int = 1 << 21) -> np.ndarray:
     one-key term key by key (a key that can take much weight may have a value near the
     others'); u_ch is zero for keys that cannot change or are not visible."""
     n, d = m_lo.shape
+    keys = v_lo.shape[0]
     out = np.zeros((n, d))
     live = np.nonzero(u_ch.max(axis=1) > 0)[0]
-    step = max(1, chunk // max(1, n * d))
+    step = max(1, chunk // max(1, keys * d))
     for s in range(0, len(live), step):
         rows = live[s : s + step]
-        spread = np.maximum(
-            R.up(v_hi[None] - m_lo[rows][:, None]), R.up(m_hi[rows][:, None] - v_lo[None])
-        )
-        out[rows] = R.up(u_ch[rows][:, :, None] * np.maximum(spread, 0.0)).max(axis=1)
-    return out
+        spread = np.maximum(v_hi[None] - m_lo[rows][:, None], m_hi[rows][:, None] - v_lo[None])
+        out[rows] = (u_ch[rows][:, :, None] * np.maximum(spread, 0.0)).max(axis=1)
+    # two correctly rounded operations on non-negative results: exact ≤ fl·(1 + 2u)²
+    return R.up(out * (1.0 + 8 * R.U) + R.ETA)
 
 
 @dataclass(frozen=True, eq=False)

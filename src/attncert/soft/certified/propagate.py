@@ -136,6 +136,9 @@ class Propagation:
     alpha_readout: tuple[float, ...]  # α_max at the readout query, per head of the last layer
     first_layer: str  # "exact (all queries)", "exact (readout query)", "weight-box LP"
     extra: dict = field(default_factory=dict)
+    # per allowed token of the readout position: (option index, z_lo, z_hi, change,
+    # readout box, readout change) — the same bounds for each row separately
+    per_row: tuple = ()
 
     @property
     def cap(self) -> float:
@@ -377,6 +380,14 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
         change = min(change, crown_result.change)
     if not inp.changeable.any():
         change = 0.0
+    per_row = []
+    if r is not None and crown_result is None:
+        for k in np.nonzero(valid[r])[0]:
+            row = r * kk + k
+            zr = _readout_z(model, box[0][row], box[1][row], norm)
+            ch_r = float(R.nonneg_matmul_up(other[row][None], np.abs(w)[:, None])[0, 0])
+            ch_r = ch_r if inp.changeable.any() else 0.0
+            per_row.append((int(k), zr[0], zr[1], ch_r, (box[0][row], box[1][row]), other[row]))
     return Propagation(
         z_lo=z_lo,
         z_hi=z_hi,
@@ -388,7 +399,18 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
         alpha_readout=alpha_r,
         first_layer=fp_label,
         extra=extra,
+        per_row=tuple(per_row),
     )
+
+
+def _readout_z(model: Model, f_lo, f_hi, norm) -> tuple[float, float]:
+    """The logit's range for a readout vector in [f_lo, f_hi] (∩ the LayerNorm sphere)."""
+    w = model.readout.weight
+    z_lo, z_hi = R.affine(f_lo[None], f_hi[None], w[None], np.array([model.readout.bias]))
+    if norm is not None:
+        s_lo, s_hi = sphere_range(norm, w, model.readout.bias)
+        z_lo, z_hi = np.maximum(z_lo, s_lo), np.minimum(z_hi, s_hi)
+    return float(z_lo[0, 0]), float(z_hi[0, 0])
 
 
 def _option_boxes(head, u_opt, beta) -> A.HeadBoxes:

@@ -184,15 +184,35 @@ def certify_sensitivity(
     symbols: list[str | None] = [None]
     if r is not None and 0 <= r - off < n:
         symbols = list(model.alphabet)
+    props = []
+    if symbols != [None] and not split_by_symbol(target, r):
+        # one pass with the readout token free (it never changes): its rows are the symbols
+        prop = propagate(target, sensitivity_inputs(target, n), lp=lp)
+        for _k, z_lo, z_hi, ch, f_box, f_ch in prop.per_row:
+            props.append(
+                dataclasses.replace(
+                    prop, z_lo=z_lo, z_hi=z_hi, change=ch, final_box=f_box, final_change=f_ch
+                )
+            )
+    else:
+        props = [propagate(target, sensitivity_inputs(target, n, s), lp=lp) for s in symbols]
     per = []
-    for s in symbols:
-        prop = propagate(target, sensitivity_inputs(target, n, readout_symbol=s), lp=lp)
+    for s, prop in zip(symbols, props, strict=True):
         slack = 0.0
         if err is not None:  # |(w_exact − w)·r| + |b_exact − b| over the readout vector's box
             f_abs = R.abs_max(*prop.final_box)
             slack = float(R.up(R.nonneg_matmul_up(err[0][None], f_abs[:, None])[0, 0] + err[1]))
         per.append(SymbolBound(s, prop, slack))
     return CertifiedSensitivity(model.name, model.digest, n, tuple(per), time.perf_counter() - t0)
+
+
+def split_by_symbol(model: Model, r: int | None) -> bool:
+    """Whether each readout symbol gets its own propagation: when the readout
+    back-substitution applies (it needs the readout query's token fixed); otherwise one
+    propagation serves every symbol through the readout position's rows."""
+    from attncert.soft.certified.readout import eligible
+
+    return eligible(model, r)
 
 
 def functional_model(model: Model, readout):
