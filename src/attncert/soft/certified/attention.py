@@ -248,13 +248,13 @@ def _one_key(u_ch, v_lo, v_hi, m_lo, m_hi, chunk: int = 1 << 21) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class HeadChange:
-    """Change bounds (N, d) of one head's output and what they were made of."""
+    """Change bounds of one head's output and what they were made of."""
 
-    other: np.ndarray  # |Δo_j| for j ≠ i
-    self_: np.ndarray  # |Δo_j| for j = i
-    alpha_max: np.ndarray  # (N,) α_max,j
-    one_key: np.ndarray  # (N, d) the one-key term
-    small: np.ndarray  # (N, d) the others' drift term
+    other: np.ndarray  # (R, d) |Δo_j| for j ≠ i, per query row
+    self_: np.ndarray  # (N, d) |Δo_j| for j = i, per position
+    alpha_max: np.ndarray  # (R,) α_max per query row
+    one_key: np.ndarray  # (R, d) the one-key term
+    small: np.ndarray  # (R, d) the others' drift term
 
 
 def change_bound(

@@ -1,19 +1,24 @@
 """Layer-by-layer bound propagation over all strings (or all completions of a restriction).
 
-For every token position t and every layer the propagation keeps
+Activations are kept per **row** — a token position t together with one token it may carry
+(a fixed position has one row, a free one a row per symbol) — so that a free position's
+box is conditioned on its own token. For every row and layer the propagation keeps
 
-* a **box** [lo_t, hi_t] ∋ y_t for every input considered (activation ranges);
+* a **box** [lo, hi] ∋ y_t for every input considered with that token at t;
 * ``other`` — a coordinate-wise bound on |y_t(x) − y_t(x^i)| when one changeable
   position i ≠ t changes (uniform over i and x);
-* ``self_`` — the same bound when t itself is the changed position.
 
-Layer 0 is exact (one box per allowed token); LayerNorm uses its certified variance
-lower bound (:mod:`.layernorm`); heads use score intervals, one-key weight bounds, the
+and per position ``self_`` — the same bound when t itself is the changed position (over the
+hull of its rows, where the segment between its two tokens' activations lies).
+
+Layer 0 is exact; LayerNorm uses its certified variance lower bound (:mod:`.layernorm`);
+heads use score intervals per (query row, key position), one-key weight bounds, the
 weight-box LP and, in layer 1, the exact fractional program (:mod:`.attention`,
-:mod:`.fractional`); feed-forward layers use interval maps and slope bounds
-(:mod:`.pointwise`). At the readout, z = w·r + b gets a range [z_lo, z_hi] and a change
-bound ‖w‖-weighted from the readout position's ``other`` (mean readout: the average of
-``other`` plus the largest ``self_`` over N). All arithmetic is outward-rounded
+:mod:`.fractional`); feed-forward blocks use the centred form (:mod:`.ffn`). At the
+readout, z = w·r + b gets a range [z_lo, z_hi] (intersected with the LayerNorm sphere when
+r is a LayerNorm output) and a change bound from the readout row's ``other`` (mean readout:
+the average of ``other`` plus the largest ``self_`` over N), tightened by the
+back-substitution of :mod:`.readout` where it applies. All arithmetic is outward-rounded
 (:mod:`.rigorous`).
 
 Python::
