@@ -240,3 +240,16 @@ def test_one_key_weight_bound_is_attained():
 def test_rigorous_claims_are_outward():
     lo, hi = R.affine(np.zeros((1, 2)), np.ones((1, 2)), np.array([[1.0, -1.0]]), np.array([0.1]))
     assert lo[0, 0] < -0.9 and hi[0, 0] > 1.1 and lo[0, 0] > -0.9 - 1e-12
+
+
+def test_doctests():
+    import doctest
+    import importlib
+
+    for name in (
+        "attncert.soft.certified.propagate",
+        "attncert.soft.certified.sensitivity",
+        "attncert.soft.certified.certify",
+    ):
+        result = doctest.testmod(importlib.import_module(name))
+        assert result.failed == 0 and result.attempted > 0, name

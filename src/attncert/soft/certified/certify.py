@@ -16,7 +16,7 @@ Python::
 
     >>> from attncert.model import zoo_model
     >>> from attncert.soft.certified.certify import certify_soft
-    >>> out = certify_soft(zoo_model("soft_parity_lm"), 64, restriction=True, time_limit=20)
+    >>> out = certify_soft(zoo_model("soft_parity_lm"), 24, restriction=True, time_limit=5)
     >>> out.check.accepted and out.certificate.restriction.rho.count("*") > 0
     True
 
