@@ -201,6 +201,8 @@ KERNEL = [
     "kernel/__init__.py",
     "kernel/soft.py",
     "kernel/soft_propagate.py",
+    "kernel/soft_heads.py",
+    "kernel/soft_readout.py",
     "kernel/soft_bounds.py",
 ]
 ALLOWED = (

@@ -3,8 +3,8 @@
 ``check(cert, model)`` re-derives every number of an ``attncert-soft-certificate`` from
 the model and the certificate, with its own code (imports: numpy, python-flint,
 :mod:`attncert.errors`, :mod:`attncert.io`, the model loader, and
-:mod:`attncert.kernel.soft_propagate`, :mod:`attncert.kernel.soft_bounds`), and accepts
-only if every claim holds:
+:mod:`attncert.kernel.soft_propagate`, ``soft_heads``, ``soft_readout``,
+``soft_bounds``, :mod:`attncert.kernel.forward`), and accepts only if every claim holds:
 
 1. **identity** — the model's content hash and n are the certificate's;
 2. **sensitivity** — for every readout symbol, an outward-rounded bound propagation over
