@@ -123,9 +123,8 @@ def _pmax(valid, x):
 def _scores(hd, valid):
     """(N·K, N) score intervals: query rows × key positions, the union over the key's
     tokens (its own token only for the query's own position)."""
-    lo, hi = B.imul(
-        *B.dots(*hd["q"], *hd["k"]), np.float64(hd["beta"][0]), np.float64(hd["beta"][1])
-    )
+    bq = B.imul(*hd["q"], np.float64(hd["beta"][0]), np.float64(hd["beta"][1]))  # β(q·k) = (βq)·k
+    lo, hi = B.dots(*bq, *hd["k"])
     n, kk = valid.shape
     pos = np.repeat(np.arange(n), kk)
     ok = np.broadcast_to(valid[None], (n * kk, n, kk)).copy()

@@ -111,8 +111,9 @@ class Rows:
 def scores(hb: HeadBoxes, rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     """Enclosures (R, N) of s_jw = β q_j·k_w for every query row and key position: the
     union over the key's allowed tokens (its own token only, for the query's own key)."""
-    lo, hi = R.dot_boxes(*hb.q, *hb.k)
-    lo, hi = R.mul(lo, hi, np.float64(hb.beta[0]), np.float64(hb.beta[1]))
+    # β(q·k) = (βq)·k: scale the (small) query boxes, not the (large) score matrix
+    bq = R.mul(*hb.q, np.float64(hb.beta[0]), np.float64(hb.beta[1]))
+    lo, hi = R.dot_boxes(*bq, *hb.k)
     n, kk = rows.valid.shape
     ok = np.broadcast_to(rows.valid[None], (n * kk, n, kk)).copy()
     own = np.arange(n * kk)
