@@ -62,7 +62,9 @@ def test_readme_quotes_the_current_numbers():
     kernel, checker, total = (
         int(x.replace(",", ""))
         for x in re.search(
-            r"kernel/.*?\(([\d,]+) lines;.*?are ([\d,]+)\s+lines;.*?is ([\d,]+) lines", block, re.S
+            r"kernel/.*?\(([\d,]+) lines;.*?are ([\d,]+)\s+lines.*?trusted\s+base\s+is\s+([\d,]+)\s+lines",
+            block,
+            re.S,
         ).groups()
     )
     base = trusted_base()
@@ -72,3 +74,18 @@ def test_readme_quotes_the_current_numbers():
         base.part(CHECKER_AND_EVALUATOR)[0],
         base.lines,
     )
+
+
+def test_each_checker_trusts_only_its_own_closure():
+    base = trusted_base()
+    hard, soft = base.closure("attncert.kernel.hard"), base.closure("attncert.kernel.soft")
+    # the two closures are proper parts of the whole, and neither checker pulls in the other
+    assert 0 < hard[0] < base.lines and 0 < soft[0] < base.lines
+    soft_only = base.part(
+        tuple(m.name for m in base.modules if m.name.startswith("attncert.kernel.soft"))
+    )
+    assert hard[0] + soft_only[0] <= base.lines
+    by = {m.name: m for m in base.modules}
+    assert not any(i.startswith("attncert.kernel.soft") for i in by["attncert.kernel.hard"].imports)
+    data = json.loads(json.dumps(base.to_dict()))
+    assert data["per_checker"]["attncert.kernel.hard"] == {"lines": hard[0], "code_lines": hard[1]}

@@ -25,6 +25,7 @@ KERNEL = (
     "attncert.kernel.forward",
     "attncert.kernel.trace",
     "attncert.kernel.s1",
+    "attncert.kernel.soft",
 )
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"
@@ -70,11 +71,28 @@ class TrustedBase:
         ms = [m for m in self.modules if m.name in names]
         return sum(m.lines for m in ms), sum(m.code for m in ms)
 
+    def closure(self, root: str) -> tuple[int, int]:
+        """(lines, code lines) of ``root`` and every module it reaches by imports — what
+        one checker trusts, model spec and loader included."""
+        by_name = {m.name: m for m in self.modules}
+        seen, todo = set(), [root, *EXTRA]
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in by_name:
+                continue
+            seen.add(name)
+            todo.extend(by_name[name].imports)
+        return self.part(tuple(seen))
+
     def to_dict(self) -> dict:
         lines, code = self.part(CHECKER_AND_EVALUATOR)
         return {
             "lines": self.lines,
             "code_lines": self.code,
+            "per_checker": {
+                root: dict(zip(("lines", "code_lines"), self.closure(root), strict=True))
+                for root in KERNEL
+            },
             "checker_and_evaluator": {
                 "modules": list(CHECKER_AND_EVALUATOR),
                 "lines": lines,
@@ -167,6 +185,12 @@ def render(base: TrustedBase) -> str:
         f"  the hard checker with its evaluator (kernel.hard, kernel.layers, kernel.forward, arith): "
         f"{lines} lines ({code} code lines)",
         f"  third-party packages: {', '.join(base.external)}",
+        "  what each checker trusts (its import closure, model spec and loader included):",
+        *(
+            f"    {root:28} {lines:6} lines ({code} code lines)"
+            for root in KERNEL
+            for lines, code in [base.closure(root)]
+        ),
         "",
         f"  {'module':42} {'lines':>6} {'code':>6}",
     ]

@@ -23,4 +23,9 @@ the code path that found them.
 * :mod:`attncert.kernel.trace` — the full rigorous forward pass for every model kind;
 * :mod:`attncert.kernel.hard` (with :mod:`attncert.kernel.layers`) — restriction
   certificates (Hahn, Theorem 1 / Corollary 2 on one model and one n).
+* :mod:`attncert.kernel.soft` — soft certificates (certified sensitivity B(n),
+  cross-entropy floors, soft restrictions, misclassified pairs re-evaluated in arb);
+  its bound propagation is :mod:`attncert.kernel.soft_propagate` (heads in
+  ``soft_heads``, the readout in ``soft_readout``), its outward-rounded float64
+  arithmetic :mod:`attncert.kernel.soft_bounds`.
 """

@@ -448,6 +448,9 @@ class InductionBounds:
     readout_change: mpmath.mpf  # |Δ(w·y_r + b)| ≤ ‖w‖ · activation_change
     probability_change: mpmath.mpf  # |Δσ(logit)| ≤ readout_change / 4
     closed_form_holds: bool  # Hahn's closed forms dominate this recurrence at every layer
+    # the printed bound is a cap, not Lemma 5's O(1/n): some weight bound e^{2A}/n was
+    # clipped to 1 (n < e^{2A}) or the last layer's bound is the trivial 2·F_out
+    capped: bool = False
 
 
 def induction_bounds(
@@ -465,6 +468,7 @@ def induction_bounds(
         di, do = iv.mpf(consts.D), iv.mpf(0)
         out = []
         closed_ok = True
+        capped = False
         for lc in consts.layers:
             F = iv.mpf(lc.F_in)
             r = 1 if lc.residual else 0
@@ -476,6 +480,7 @@ def induction_bounds(
                 abar = iv.exp(2 * iv.mpf(A)) / N
                 if abar.a > 1:
                     abar = iv.mpf(1)
+                    capped = True
                 kap = iv.mpf(ca) * F
                 t_i = abar * di + do
                 t_o = abar * di + do
@@ -494,7 +499,8 @@ def induction_bounds(
             di, do = Lg * (r * di + sum_i), Lg * (r * do + sum_o)
             trivial = 2 * iv.mpf(lc.F_out)  # both activations have norm ≤ F_out
             di = trivial if di.a > trivial.b else di
-            do = trivial if do.a > trivial.b else do
+            last_cap = do.a > trivial.b
+            do = trivial if last_cap else do
             ci, co = consts.closed_form(lc.index, n_tokens)
             closed_ok = closed_ok and di.b <= ci and do.b <= co
             out.append(LayerBound(lc.index, _up(di), _up(do), _up(orig_o), _up(miss_o), ci, co))
@@ -508,7 +514,39 @@ def induction_bounds(
         readout_change=_up(readout),
         probability_change=_up(readout / 4),
         closed_form_holds=closed_ok,
+        capped=capped or last_cap,
     )
+
+
+def n_below_cap(consts: Lemma5Constants, limit_log2: int = 8192) -> int | None:
+    """The least token count N (to 6 significant digits: a valid N with N·(1 − 10⁻⁶) not
+    certainly valid) from which the corrected recurrence is not capped (no weight bound
+    e^{2A}/N clipped to 1, no trivial 2·F_out at the last layer), i.e. from which the
+    printed number is Lemma 5's O(1/n) bound and not a cap; None if not even at
+    N = 2^limit_log2.
+
+    The recurrence is non-increasing in N (every term is a polynomial in 1/N with
+    non-negative coefficients, capped), so "below the cap" holds on an up-set of N:
+    binary search on the exponent, then on N."""
+    if not consts.layers:
+        return 2
+
+    def ok(n: int) -> bool:
+        return not induction_bounds(consts, n).capped
+
+    if ok(2):
+        return 2
+    lo_k, hi_k = 1, limit_log2
+    if not ok(2**hi_k):
+        return None
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        lo_k, hi_k = (lo_k, mid) if ok(2**mid) else (mid, hi_k)
+    lo, hi = 2**lo_k, 2**hi_k
+    while hi - lo > max(1, hi >> 20):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
 def n0_corrected(consts: Lemma5Constants, limit_log2: int = 200) -> int | None:

@@ -18,6 +18,9 @@
   all scores equal, so softmax and average-hard attention coincide on it:
   :func:`soft_parity_exact_twin` is the same model with average-hard heads,
   which the exact evaluator can run.
+* :func:`soft_parity_ln` (zoo ``soft_parity_ln``) — the same plus a final LayerNorm that
+  rescales the 1/N² offset to a logit of ±2.12: exact PARITY with a margin that does
+  not shrink, the adversarial model for certified sensitivity bounds.
 * :func:`soft_parity_lm` (zoo ``soft_parity_lm``) — a 1-layer softmax model with
   a next-symbol head over ("0", "1", "$") trained here in numpy
   (:func:`train_parity_lm`, hand-written backpropagation, seeded, < 30 s) on
@@ -41,6 +44,7 @@ from attncert.model.spec import (
     FeedForward,
     Head,
     Layer,
+    LayerNorm,
     Model,
     Readout,
     Temperature,
@@ -113,6 +117,42 @@ def soft_parity(kind: AttentionKind | str = AttentionKind.SOFTMAX) -> Model:
             "language": "parity (even number of 1s)",
             "description": "exact soft-attention PARITY (Chiang & Cholak style); logit = (-1)^k/N^2",
             "gap": "1/N^2, N = n + 2",
+        },
+    )
+
+
+def soft_parity_ln(eps: float = 1e-30) -> Model:
+    """An *adversarial* model for the certified bounds: :func:`soft_parity` followed by a
+    layer that writes (−out, out) into coordinates 0 and 1 and zeroes the rest, and a
+    final LayerNorm (γ = 1, β = 0, ε = ``eps``). The normalised vector is
+    ±(1, −1, 0, …)·√(d/2)/√(1 + dε/(2out²)), so the accept logit (coordinate 0) is
+    ≈ (−1)^k·√(9/2) ≈ ±2.12 at every tested length: the model computes PARITY exactly
+    with a margin that does not shrink, because LayerNorm divides the 1/N² offset by its
+    own size. Any sound sensitivity bound must be ≥ 2·2.12 here, and no restriction with
+    a free position can have a constant decision."""
+    base = soft_parity()
+    # hidden units ReLU(y_c), ReLU(−y_c) for every coordinate c; the residual y + FFN(y)
+    # then keeps only coordinate 0 = −out and coordinate 1 = +out (y_c − (ReLU(y_c) −
+    # ReLU(−y_c)) = 0 exactly, also in float)
+    w1 = np.concatenate([np.eye(_D), -np.eye(_D)])
+    w2 = np.concatenate([-np.eye(_D), np.eye(_D)], axis=1)
+    w2[0, _OUT], w2[0, _D + _OUT] = -1.0, 1.0
+    w2[1, _OUT], w2[1, _D + _OUT] = 1.0, -1.0
+    ffn = FeedForward(w1=w1, b1=np.zeros(2 * _D), w2=w2, b2=np.zeros(_D))
+    sign = Layer((), ffn)
+    return Model(
+        alphabet=base.alphabet,
+        embedding=base.embedding,
+        layers=(*base.layers, sign),
+        readout=Readout(weight=_e(0), bias=0.0),
+        bos=base.bos,
+        eos=base.eos,
+        name="soft_parity_ln",
+        final_norm=LayerNorm(np.ones(_D), np.zeros(_D), eps),
+        meta={
+            "language": "parity",
+            "description": "exact PARITY whose final LayerNorm amplifies the 1/N^2 offset to "
+            "a logit of about ±2.12 (adversarial for sensitivity bounds)",
         },
     )
 
@@ -356,6 +396,12 @@ register(
     soft_parity,
     "exact 3-layer softmax PARITY transformer (Chiang & Cholak style, BOS/EOS): accept "
     "logit (−1)^k/N², inside Lemma 5's O(1/n)",
+)
+register(
+    "soft_parity_ln",
+    soft_parity_ln,
+    "soft_parity plus a final LayerNorm that keeps its PARITY margin at ±2.12 for every n "
+    "(adversarial for certified sensitivity bounds)",
 )
 register(
     "soft_parity_lm",

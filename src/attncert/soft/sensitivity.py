@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attncert.errors import InputError, ParameterError
+from attncert.model.forward import embed, feed_forward, layer_norm
 from attncert.model.positional import feature_matrix
-from attncert.model.spec import AttentionKind, Model
+from attncert.model.spec import AttentionKind, Mask, Model
 
 __implements__ = ("Hahn Lemma 5",)
 
@@ -47,85 +48,95 @@ _CHUNK = 1 << 22  # floats per score block
 # ----------------------------------------------------------------------------- forward
 
 
-def _attention(head, y_q: np.ndarray, y_k: np.ndarray, n_tok: int) -> np.ndarray:
-    """W_O · softmax/hard attention of queries ``y_q`` (B, Q, d) over keys ``y_k`` (B, N, d).
+def _weights_rows(head, sc: np.ndarray, visible: np.ndarray, n_tok: int) -> np.ndarray:
+    """Attention weights (B, Q, N) from raw scores for queries whose visibility rows are
+    ``visible`` (Q, N); a query that sees no key gets zero weights (output b_O)."""
+    vis = visible[None]
+    if head.kind is AttentionKind.SOFTMAX:
+        z = np.where(vis, head.temperature(n_tok) * sc, -np.inf)
+        zmax = z.max(axis=-1, keepdims=True)
+        zmax = np.where(np.isfinite(zmax), zmax, 0.0)
+        e = np.where(vis, np.exp(z - zmax), 0.0)
+        tot = e.sum(axis=-1, keepdims=True)
+        return np.divide(e, tot, out=np.zeros_like(e), where=tot > 0)
+    s_ = np.where(vis, sc, -np.inf)
+    is_max = (s_ == s_.max(axis=-1, keepdims=True)) & vis
+    if head.kind is AttentionKind.AVERAGE:
+        cnt = is_max.sum(axis=-1, keepdims=True)
+        return np.divide(is_max.astype(float), cnt, out=np.zeros(is_max.shape), where=cnt > 0)
+    if head.kind is AttentionKind.LEFTMOST:
+        idx = np.argmax(is_max, axis=-1)
+    else:
+        idx = n_tok - 1 - np.argmax(is_max[..., ::-1], axis=-1)
+    w = np.zeros(is_max.shape)
+    np.put_along_axis(w, idx[..., None], 1.0, axis=-1)
+    return w * vis.any(axis=-1, keepdims=True)
 
-    Unmasked heads only (Lemma 5's setting); chunked over queries to bound memory.
-    """
-    v = y_k @ head.w_v.T
-    if (not np.any(head.w_q) or not np.any(head.w_k)) and head.kind in (
-        AttentionKind.SOFTMAX,
-        AttentionKind.AVERAGE,
-    ):
-        # every score is 0: softmax and average-hard are both the uniform average
-        mean = (v.mean(axis=1) @ head.w_o.T)[:, None, :]
-        return np.broadcast_to(mean, (y_q.shape[0], y_q.shape[1], head.w_o.shape[0])).copy()
-    q = y_q @ head.w_q.T
-    k = y_k @ head.w_k.T
+
+def _attention(head, y_q: np.ndarray, y_k: np.ndarray, n_tok: int, rows=None) -> np.ndarray:
+    """W_O · attn(W_V u + b_V) + b_O for queries ``y_q`` (B, Q, d) — token positions
+    ``rows`` (default 0..Q−1) — over keys ``y_k`` (B, N, d); chunked over queries."""
+    rows = np.arange(y_q.shape[1]) if rows is None else np.asarray(rows)
+    v = y_k @ head.w_v.T + head.bias("b_v")
+    b_o = head.bias("b_o")
+    uniform = (not np.any(head.w_q) and not np.any(head.bias("b_q"))) or not np.any(head.w_k)
+    averaging = head.kind in (AttentionKind.SOFTMAX, AttentionKind.AVERAGE)
+    if uniform and averaging and head.mask is Mask.NONE:  # every score equal: the average
+        mean = (v.mean(axis=1) @ head.w_o.T + b_o)[:, None, :]
+        return np.broadcast_to(mean, (y_q.shape[0], y_q.shape[1], len(b_o))).copy()
+    q = y_q @ head.w_q.T + head.bias("b_q")
+    k = y_k @ head.w_k.T + head.bias("b_k")
     b, nq, _ = q.shape
     out = np.empty((b, nq, head.w_o.shape[0]))
+    visible = head.mask.matrix(n_tok)[rows]
     step = max(1, _CHUNK // max(1, b * n_tok))
     for s in range(0, nq, step):
         sc = q[:, s : s + step] @ np.swapaxes(k, 1, 2)
-        if head.kind is AttentionKind.SOFTMAX:
-            z = head.temperature(n_tok) * sc
-            z = z - z.max(axis=-1, keepdims=True)
-            w = np.exp(z)
-            w /= w.sum(axis=-1, keepdims=True)
-        else:
-            mx = sc.max(axis=-1, keepdims=True)
-            is_max = sc == mx
-            if head.kind is AttentionKind.AVERAGE:
-                w = is_max / is_max.sum(axis=-1, keepdims=True)
-            else:
-                if head.kind is AttentionKind.LEFTMOST:
-                    idx = np.argmax(is_max, axis=-1)
-                else:
-                    idx = n_tok - 1 - np.argmax(is_max[..., ::-1], axis=-1)
-                w = np.zeros(sc.shape)
-                np.put_along_axis(w, idx[..., None], 1.0, axis=-1)
-        out[:, s : s + step] = (w @ v) @ head.w_o.T
+        w = _weights_rows(head, sc, visible[s : s + step], n_tok)
+        out[:, s : s + step] = (w @ v) @ head.w_o.T + b_o
     return out
 
 
-def _layer(layer, y_q: np.ndarray, y: np.ndarray, n_tok: int) -> np.ndarray:
-    att = sum((_attention(h, y_q, y, n_tok) for h in layer.heads), np.zeros_like(y_q))
-    u = y_q + att if layer.residual else att
-    if layer.ffn is None:
-        return u
-    f = layer.ffn
-    ff = np.maximum(u @ f.w1.T + f.b1, 0.0) @ f.w2.T + f.b2
-    return u + ff if layer.residual else ff
+def _layer(layer, y_q: np.ndarray, y: np.ndarray, n_tok: int, rows=None) -> np.ndarray:
+    """One layer's output at the queries ``y_q`` (token positions ``rows``) of ``y``."""
+    pre = layer.pre_norm
+    u = layer_norm(layer.norm1, y) if pre and layer.norm1 is not None else y
+    u_q = layer_norm(layer.norm1, y_q) if pre and layer.norm1 is not None else y_q
+    att = sum((_attention(h, u_q, u, n_tok, rows) for h in layer.heads), np.zeros_like(y_q))
+    out = y_q + att if layer.residual else att
+    if not pre and layer.norm1 is not None:
+        out = layer_norm(layer.norm1, out)
+    if layer.ffn is not None:
+        f_in = layer_norm(layer.norm2, out) if pre and layer.norm2 is not None else out
+        ff = feed_forward(layer.ffn, f_in)
+        out = out + ff if layer.residual else ff
+    if not pre and layer.norm2 is not None:
+        out = layer_norm(layer.norm2, out)
+    return out
 
 
 def final_activation(model: Model, tokens: np.ndarray, position: int | None = None) -> np.ndarray:
-    """y_r^{(L)} (B, d) at the readout position (or 0-based ``position``) for a (B, N)
-    token batch.
+    """The readout vector (B, d) for a (B, N) token batch: y^{(L)} at the readout position
+    (or 0-based ``position``), after the final norm; for a mean readout (and no
+    ``position``) the mean of those vectors over all tokens.
 
-    Equal to ``forward_tokens(model, tokens).final[:, r]`` but only the readout
-    query is computed in the last layer and scores are chunked, so n = 4096 fits
-    in memory.  Masked heads are not supported here (Lemma 5 assumes none).
-    """
+    Equal to the reference :func:`attncert.model.forward.forward_tokens` but only the
+    readout query is computed in the last layer and scores are chunked, so n = 4096 fits
+    in memory. Every version-2 feature (masks, LayerNorm, GELU, biases) is supported."""
     tokens = np.asarray(tokens, dtype=np.int64)
-    for layer in model.layers:
-        for h in layer.heads:
-            if h.mask.value != "none":
-                raise InputError("sensitivity measurement supports unmasked heads only")
     n_tok = tokens.shape[1]
-    emb = model.embedding
-    y = emb.word[tokens]
-    if emb.features:
-        y = y + (feature_matrix(emb.features, n_tok) @ emb.pos_weight.T)[None]
-    if emb.table is not None:
-        if n_tok > emb.table.shape[0]:
-            raise InputError(f"{n_tok} tokens exceed the learned position table")
-        y = y + emb.table[:n_tok][None]
-    r = model.readout.index(n_tok) if position is None else position
+    y = embed(model, tokens)
+    pooled = model.readout.pooled and position is None
+    r = None if pooled else (model.readout.index(n_tok) if position is None else position)
     for li, layer in enumerate(model.layers):
-        if li == len(model.layers) - 1:
-            return _layer(layer, y[:, r : r + 1], y, n_tok)[:, 0]
-        y = _layer(layer, y, y, n_tok)
-    return y[:, r]
+        if li == len(model.layers) - 1 and r is not None:
+            y = _layer(layer, y[:, r : r + 1], y, n_tok, [r])
+            r = 0
+        else:
+            y = _layer(layer, y, y, n_tok)
+    if model.final_norm is not None:
+        y = layer_norm(model.final_norm, y)
+    return y.mean(axis=1) if pooled else y[:, r]
 
 
 def _metrics(model: Model, act: np.ndarray) -> dict[str, np.ndarray]:
@@ -254,7 +265,7 @@ class _FirstLayerCache:
             return y[:, r]
         for li, lay in enumerate(model.layers[1:], start=1):
             if li == len(model.layers) - 1:
-                return _layer(lay, y[:, r : r + 1], y, n_tok)[:, 0]
+                return _layer(lay, y[:, r : r + 1], y, n_tok, [r])[:, 0]
             y = _layer(lay, y, y, n_tok)
         return y[:, r]  # pragma: no cover
 
@@ -263,7 +274,7 @@ def _incremental_ok(model: Model) -> bool:
     """Whether the first-layer cache pays off: ≥ 2 layers (a 1-layer model only needs
     the readout query, O(n·d) anyway) and a first layer of unmasked softmax heads, at
     least one with non-constant scores (constant-score heads are already O(n·d))."""
-    if len(model.layers) < 2 or not model.layers[0].heads:
+    if len(model.layers) < 2 or not model.layers[0].heads or model.extensions:
         return False
     first = model.layers[0].heads
     return all(h.kind is AttentionKind.SOFTMAX and h.mask.value == "none" for h in first) and any(
@@ -315,8 +326,11 @@ class SensitivityProfile:
 
 
 def _positions(model: Model, n: int) -> list[int]:
-    """0-based input positions that may be exchanged (not the readout token)."""
+    """0-based input positions that may be exchanged (not the readout token; every one
+    for a mean readout)."""
     off = model.input_offset()
+    if model.readout.pooled:
+        return list(range(n))
     r = model.readout.index(model.n_tokens(n))
     return [p for p in range(n) if p + off != r]
 
@@ -417,13 +431,17 @@ def search_sensitivity(
         a, b = both[: len(xs)], both[len(xs) :]
         return _change(model, a, b, metric), a, b
 
-    starts: list[tuple[np.ndarray, int]] = []
+    starts: list[tuple] = []
     mid = int(positions[len(positions) // 2])
+    if not full:  # the best pairs of two structured families come first
+        extra = max(2, restarts // 2)
+        starts += _family_starts(model, n, positions, value_of, count=extra)
+        starts += _boundary_starts(model, n, positions, value_of, rng, count=extra)
     for s in range(k):
         starts.append((np.full(n, s), int(positions[0])))
         starts.append((np.full(n, s), mid))
     starts.append((np.arange(n) % k, mid))
-    while len(starts) < restarts + 2 * k + 1:
+    while len(starts) < restarts + 2 * k + 1 + (0 if full else 2 * max(2, restarts // 2)):
         starts.append((rng.integers(0, k, n), int(rng.choice(positions))))
 
     use_inc = not full and _incremental_ok(model) and n >= 128
@@ -456,17 +474,28 @@ def search_sensitivity(
         return _change(model, fa, fb, metric)
 
     best = None
-    for x0, p0 in starts:
+    starts = [
+        (st[0], st[1], int(st[2]) if len(st) > 2 else int((st[0][st[1]] + 1) % k)) for st in starts
+    ]
+    if time_budget is not None and not full:
+        # the most promising starts first, each with a share of the budget
+        first = np.array(
+            [value_of(np.array([x]), np.array([p]), np.array([s]))[0][0] for x, p, s in starts]
+        )
+        starts = [starts[j] for j in np.argsort(-first, kind="stable")]
+    share = None if time_budget is None else time_budget / min(len(starts), 4)
+    for start in starts:
         if time_budget is not None and time.perf_counter() - t0 > time_budget and best is not None:
             break
-        x, p = x0.copy(), p0
-        s = int((x[p] + 1) % k)
+        x, p, s = start[0].copy(), start[1], start[2]
         cur, fa, fb = value_of(x[None], np.array([p]), np.array([s]))
         cur_v = float(cur[0])
         cache = _FirstLayerCache(model, _tokens(model, x[None])[0]) if use_inc else None
         stale = 0
+        t_start = time.perf_counter()
         for _ in range(max_steps):
-            if time_budget is not None and time.perf_counter() - t0 > time_budget:
+            now = time.perf_counter()
+            if time_budget is not None and (now - t0 > time_budget or now - t_start > share):
                 break
             moves = _moves(rng, n, k, x, p, s, positions, None if full else candidates)
             if use_inc:
@@ -504,6 +533,69 @@ def search_sensitivity(
     value, x, p, s, fa, fb = best
     w = _witness(model, x, p, s, fa, fb)
     return SensitivityResult(n, metric, value, w, "search", evals, time.perf_counter() - t0)
+
+
+def _family_starts(model: Model, n: int, positions, value_of, count: int, grid: int = 12):
+    """Starts from the family "background σ, one special τ at position p, exchanged to τ′"
+    (every readout symbol), scanned on a grid of p: where one key can win the softmax
+    this family holds the largest changes. Returns the ``count`` best as (x, p, τ′)."""
+    k = len(model.alphabet)
+    ps = np.unique(positions[np.linspace(0, len(positions) - 1, grid).astype(int)])
+    off = model.input_offset()
+    r = None if model.readout.pooled else model.readout.index(model.n_tokens(n)) - off
+    lasts = range(k) if r is not None and 0 <= r < n else [None]
+    xs, pp, ss = [], [], []
+    for bg in range(k):
+        for last in lasts:
+            for tau in range(k):
+                for tau2 in range(k):
+                    if tau2 == tau:
+                        continue
+                    for p in ps:
+                        x = np.full(n, bg)
+                        if last is not None:
+                            x[r] = last
+                        x[p] = tau
+                        xs.append(x)
+                        pp.append(int(p))
+                        ss.append(tau2)
+    vals = []
+    for s in range(0, len(xs), 256):
+        vals.append(
+            value_of(
+                np.array(xs[s : s + 256]), np.array(pp[s : s + 256]), np.array(ss[s : s + 256])
+            )[0]
+        )
+    order = np.argsort(-np.concatenate(vals))[:count]
+    return [(xs[j], pp[j], ss[j]) for j in order]
+
+
+def _boundary_starts(model: Model, n: int, positions, value_of, rng, count: int, samples=96):
+    """Starts near a decision boundary, where one change can flip the decision: the
+    half-and-half strings σ^{n/2}τ^{n/2} (balanced counts, nested brackets) and random
+    strings of varied symbol densities, each with its middle position exchanged, ranked
+    by that change."""
+    k = len(model.alphabet)
+    xs = []
+    for a in range(k):
+        for b in range(k):
+            if a != b:
+                x = np.full(n, a)
+                x[n // 2 :] = b
+                xs.append(x)
+    for _ in range(samples):
+        xs.append(rng.choice(k, size=n, p=rng.dirichlet(np.full(k, 0.5))))
+    xs = np.array(xs)
+    mid = int(positions[len(positions) // 2])
+    ss = (xs[:, mid] + 1) % k
+    vals = np.concatenate(
+        [
+            value_of(xs[s : s + 64], np.full(len(xs[s : s + 64]), mid), ss[s : s + 64])[0]
+            for s in range(0, len(xs), 64)
+        ]
+    )
+    order = np.argsort(-vals)[:count]
+    return [(xs[j], mid, int(ss[j])) for j in order]
 
 
 def _moves(rng, n, k, x, p, s, positions, count):

@@ -17,19 +17,37 @@ Proposition is proved for one layer and a conjecture for two or more (the output
 which). The accepted parity is read from the model's ``meta`` (or ``--accepts even|odd``);
 if the model does not declare one, "even" is assumed and the output says so.
 
-Exit status 0; 2 for bad input.  A model outside Lemma 5 (hard or masked
-attention, temperature growing with n, unbounded positional encodings) is still
-measured; the report says which hypothesis fails instead of giving a bound.
+``--certify`` adds, per n, the *certified* B(n) — a sound bound on |Δlogit| over every
+string of length n and every changeable position (attncert.soft.certified: outward-
+rounded bound propagation, LayerNorm, GELU, masks, biases, mean readout), re-derived by
+the independent checker (attncert.kernel.soft) — beside the measured maximum and Lemma
+5's number, with their ratios; a bound that is only the logit's range over all strings
+is labelled "range cap". On {0,1}ⁿ it prints Theorem 6's certified cross-entropy floor
+log(1 + e^{−B/2}) beside the measured PARITY cross-entropy (sampled, ± 3 s.e.; labels
+from ``--accepts`` or the model's meta) and log 2; for a 2-Dyck next-symbol model the
+certified bracket-type floor.
+
+    attncert sensitivity zoo:soft_parity_lm --n 256,1024 --certify --save 'cert-{n}.json'
+
+With --certify the verdict (attncert.verdicts) and exit status are CERTIFIED (0: every
+bound certified and checked), OUTSIDE-THEOREM (5: checked, but a hypothesis of Lemma 5
+fails for the model — the bounds hold at these n, the asymptotics do not apply),
+REFUTED (1: the checker rejected a certificate, or a measured change exceeded a
+certified bound), UNDECIDED (3: a bound overflowed float64); bad input exits 2. A model outside Lemma 5
+(hard or masked attention, temperature growing with n, unbounded positional encodings)
+is still measured; the report says which hypothesis fails instead of giving a bound.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from attncert import limits
 from attncert.cli.args import integer, quote, seconds
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
 from attncert.errors import InputError
+from attncert.verdicts import Verdict
 
 _LENGTH = integer(
     minimum=1,
@@ -111,6 +129,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="write a log-log plot; the format follows the extension (.png, .pdf, .svg, …)",
     )
     p.add_argument(
+        "--certify",
+        action="store_true",
+        help="also the certified B(n), checked independently, and Theorem 6's floor",
+    )
+    p.add_argument(
+        "--save",
+        metavar="PATH",
+        help="with --certify: write each certificate (PATH may contain {n})",
+    )
+    p.add_argument(
+        "--samples",
+        type=integer(minimum=2, maximum=1_000_000),
+        default=1000,
+        help="strings sampled for the measured cross-entropy (default 1000)",
+    )
+    p.add_argument(
         "--parity-rate",
         action="store_true",
         help="also the PARITY-rate family profile (binary models; docs/parity-rate.md)",
@@ -119,8 +153,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--accepts",
         choices=("even", "odd"),
         default=None,
-        help="with --parity-rate: the parity the model accepts (default: read from the "
-        "model's meta; assumed even, and said so, when the model does not declare it)",
+        help="with --parity-rate or --certify: the parity the model accepts (default: read "
+        "from the model's meta; assumed even, and said so, when the model does not declare it)",
     )
     add_json_flag(p)
     p.set_defaults(func=run)
@@ -132,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     ns = _ns(args.n)
     if args.plot:
         check_plot_path(args.plot)
+    _check_certify_args(args, ns)
     model = load_model_arg(args.model)
     check_sizes(model, ns)
     report = sensitivity_report(
@@ -144,23 +179,109 @@ def run(args: argparse.Namespace) -> int:
         norm=args.norm,
         progress=not args.json,
     )
+    rows = _certified(args, model, report) if args.certify else None
     if args.plot:
-        plot_sensitivity(report, args.plot)
+        plot_sensitivity(report, args.plot, certified=rows)
     rate = _parity_rate(model, ns, args.accepts) if args.parity_rate else None
     if args.json:
         out = report.as_dict()
         if rate is not None:
             out["parity_rate"] = rate
+        if rows is not None:
+            out["certified"] = [r.as_dict() for r in rows]
+            out["verdict"] = _verdict(rows, model)
         print_json(out)
     else:
         print(format_table(report))
+        if rows is not None:
+            from attncert.soft.certified.table import format_certified
+
+            print()
+            print(format_certified(rows))
+            print(f"verdict: {_verdict(rows, model)}")
         if rate is not None:
             print()
             print(rate["table_text"])
             print(rate["one_layer"]["text"])
         if args.plot:
             print(f"plot written to {args.plot}")
-    return 0
+        if args.save and rows is not None:
+            print(
+                "certificates written: "
+                + ", ".join(args.save.replace("{n}", str(r.n)) for r in rows if r.certificate)
+            )
+    if rows is None:
+        return 0
+    return Verdict(_verdict(rows, model)).exit_code
+
+
+def _check_certify_args(args, ns: list[int]) -> None:
+    """Refuse, before any work, options that --certify cannot honour."""
+    if args.save is None:
+        if args.certify and args.metric == "activation":
+            raise InputError(
+                "--certify bounds the logit (and the probability, a quarter of it)",
+                expected="--metric logit or probability",
+            )
+        return
+    if not args.certify:
+        raise InputError("--save needs --certify", expected="--certify --save PATH")
+    if len(ns) > 1 and "{n}" not in args.save:
+        raise InputError(
+            f"--save {quote(args.save)} with {len(ns)} lengths",
+            expected="a path containing {n}, e.g. 'cert-{n}.json'",
+        )
+    for n in ns:
+        path = Path(args.save.replace("{n}", str(n)))
+        if path.is_dir():
+            raise InputError(f"--save {quote(str(path))} is a directory", expected="a file path")
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise InputError(f"--save {quote(str(path))}: {parent} is not a directory")
+                break
+    if args.metric == "activation":
+        raise InputError(
+            "--certify bounds the logit (and the probability, a quarter of it)",
+            expected="--metric logit or probability",
+        )
+
+
+def _certified(args, model, report):
+    """The certified rows (attncert.soft.certified.table), saved if asked."""
+    from attncert.soft.certified.table import certified_rows
+    from attncert.soft.parity_rate import accepted_parity
+
+    even = args.accepts == "even" if args.accepts else accepted_parity(model)[0]
+    source = args.model if args.model.startswith("zoo:") else str(Path(args.model).resolve())
+    rows = certified_rows(
+        model,
+        report,
+        source=source,
+        accepts_even=True if even is None else even,
+        samples=args.samples,
+        seed=args.seed,
+    )
+    if args.save:
+        for r in rows:
+            if r.certificate is not None:
+                r.certificate.save(args.save.replace("{n}", str(r.n)))
+    return rows
+
+
+def _verdict(rows, model) -> str:
+    """CERTIFIED (every bound checked), OUTSIDE-THEOREM (checked, Lemma 5's hypotheses
+    fail), REFUTED (a checker rejection or a measured change above a certified bound),
+    UNDECIDED (some bound overflowed)."""
+    from attncert.soft.certified.certify import lemma5_failures
+
+    if any((r.check is not None and not r.check.accepted) or not r.sound for r in rows):
+        return Verdict.REFUTED.value
+    if any(r.certified is None for r in rows):
+        return Verdict.UNDECIDED.value
+    if lemma5_failures(model):
+        return Verdict.OUTSIDE_THEOREM.value
+    return Verdict.CERTIFIED.value
 
 
 def _parity_rate(model, ns: list[int], accepts: str | None = None) -> dict:

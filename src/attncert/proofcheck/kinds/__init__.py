@@ -49,6 +49,7 @@ BUILTIN = (
     "lemma5",
     "z3_agreement",
     "tieless_simulation",
+    "soft_certificate",
 )
 
 
