@@ -154,6 +154,23 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         model="zoo:soft_parity",
     ),
     ArtifactSpec(
+        "hahn2020/theorem6/soft_parity_lm-n256",
+        "soft_certificate",
+        Exhibits(
+            _HAHN,
+            ("Lemma 5", "Theorem 6"),
+            "On the soft PARITY language-model transformer at n = 256: a certified bound B(n) "
+            "on how far one changed input moves the accept logit, over all 2^256 strings and "
+            "every position (here the logit's certified range over all strings is below the "
+            "one-position propagation, so B(n) is that range: a cap, not a 1/n rate), and "
+            "Theorem 6's consequence for this model — a certified floor on "
+            "its expected PARITY cross-entropy; with a restriction whose decision is certified "
+            "constant on every completion and two completions of different parity.",
+        ),
+        {"n": 256, "restriction": True, "time_limit": 30, "seed": 0},
+        model="zoo:soft_parity_lm",
+    ),
+    ArtifactSpec(
         "yang2024/theorem12/previous-symbol-temperature",
         "z3_agreement",
         Exhibits(

@@ -127,6 +127,7 @@ _KINDS: dict[str, tuple[str, Callable[[Path, Manifest, Any], set[str]]]] = {
         },
     ),
     "lemma5": (HAHN, lambda d, m, model: {"Lemma 5", "S2 eq. (34)", "S2 eq. (35)"}),
+    "soft_certificate": (HAHN, lambda d, m, model: {"Lemma 5", "Theorem 6"}),
     "z3_agreement": (YANG, _z3_agreement),
     "tieless_simulation": (YANG, lambda d, m, model: {"Theorem 26", "Lemma 24", "Lemma 25"}),
 }
