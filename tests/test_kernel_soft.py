@@ -19,6 +19,11 @@ from attncert.model import random_model, zoo_model
 from attncert.soft.certified.certificate import load_certificate
 from attncert.soft.certified.certify import certify_soft
 
+__implements__ = (
+    "Hahn Lemma 5",
+    "Hahn Theorem 6",
+)
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "attncert"
 
 

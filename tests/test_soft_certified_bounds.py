@@ -25,6 +25,8 @@ from attncert.soft.certified.propagate import propagate, restriction_inputs
 from attncert.soft.certified.restriction import certify
 from attncert.soft.certified.sensitivity import certify_sensitivity
 
+__implements__ = ("Hahn Lemma 5",)
+
 
 def _models_default():
     return [

@@ -14,6 +14,11 @@ from attncert.model import random_model, save_model, zoo_model
 from attncert.soft import bounds as B
 from attncert.soft.report import format_table, sensitivity_report
 
+__implements__ = (
+    "Hahn Lemma 5",
+    "Hahn Theorem 6",
+)
+
 
 def test_certify_json_side_by_side(tmp_path, capsys):
     path = str(tmp_path / "c-{n}.json")

@@ -60,6 +60,11 @@ from attncert.kernel.soft_propagate import propagate, readout_index, split_by_sy
 from attncert.kernel.trace import forward_rigorous
 from attncert.model.spec import Model, Readout
 
+__implements__ = (
+    "Hahn Lemma 5",
+    "Hahn Theorem 6",
+)
+
 FORMAT, VERSION = "attncert-soft-certificate", 1
 
 

@@ -43,6 +43,8 @@ from attncert.errors import InputError, UnsupportedError
 from attncert.model.spec import Model, Readout
 from attncert.soft.certified import rigorous as R
 
+__implements__ = ("Hahn Theorem 6",)
+
 LOG2 = math.log(2.0)
 
 

@@ -44,6 +44,8 @@ from attncert.soft.certified.propagate import (
     sensitivity_inputs,
 )
 
+__implements__ = ("Hahn Lemma 5",)
+
 LN_LOOSE = 10.0  # an LN step that multiplies the change bound by ≥ this is "loose"
 
 
