@@ -39,6 +39,25 @@ def soft_models(names=None):
     return out
 
 
+def language_of(model) -> str:
+    """The language a model's misclassified pair is judged in: a trained zoo model's own
+    language, Dyck for bracket alphabets, PARITY otherwise."""
+    from attncert.languages import language
+
+    if model.name.startswith("trained_"):
+        try:
+            language(model.name.removeprefix("trained_"))
+            return model.name.removeprefix("trained_")
+        except Exception:  # not a registered language: fall through
+            pass
+    sigma = set(model.alphabet)
+    if sigma == {"(", ")"}:
+        return "dyck1"
+    if sigma == {"(", ")", "[", "]"}:
+        return "dyck2"
+    return "parity"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default="256,1024")
@@ -100,12 +119,15 @@ def main() -> None:
         n = args.restrict
         for m in models:
             t0 = time.perf_counter()
-            out = certify_soft(m, n, restriction=True, time_limit=args.restrict_time)
+            out = certify_soft(
+                m, n, restriction=True, language=language_of(m), time_limit=args.restrict_time
+            )
             r = out.certificate.restriction
             pair = out.certificate.pair
             row = {
                 "model": m.name,
                 "n": n,
+                "language": language_of(m),
                 "verdict": out.verdict,
                 "free": None if r is None else r.rho.count("*"),
                 "decision": None if r is None else r.decision,

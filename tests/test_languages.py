@@ -335,3 +335,13 @@ def test_doctests():
     for module in (attncert.languages, attncert.languages.dfa):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0
+
+
+def test_an_unknown_symbol_error_quotes_a_prefix_not_the_whole_string():
+    from attncert.errors import InputError
+    from attncert.languages import language
+
+    with pytest.raises(InputError) as err:
+        language("parity").contains("0" * 5000 + "2")
+    msg = str(err.value)
+    assert "position 5001" in msg and "(5001 symbols)" in msg and len(msg) < 300

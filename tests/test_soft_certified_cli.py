@@ -130,6 +130,8 @@ def test_soft_certify_adversarial_parity_gets_no_free_position(capsys):
         (["zoo:soft_parity_lm", "--n", "8", "--time-limit", "-1"], "positive"),
         (["zoo:ones_star", "--n", "8"], "softmax"),
         (["missing.json", "--n", "8"], "no model file"),
+        # the pair's language must be over the model's alphabet: refused before any search
+        (["zoo:soft_dyck2_lm", "--n", "8"], "has no symbol '(' of the model"),
     ],
 )
 def test_soft_certify_bad_input(capsys, argv, match):

@@ -33,8 +33,11 @@ class Language(ABC):
         sigma = frozenset(self.alphabet)
         for pos, sym in enumerate(s):
             if sym not in sigma:
+                text = "".join(s)
+                if len(text) > 60:  # quote a prefix, never a whole long string
+                    text = f"{text[:60]}… ({len(text)} symbols)"
                 raise InputError(
-                    f"unknown symbol {sym!r} at position {pos + 1} of {''.join(s)!r} "
+                    f"unknown symbol {sym!r} at position {pos + 1} of {text!r} "
                     f"for language {self.name}",
                     expected="symbols of the alphabet " + "".join(self.alphabet),
                 )

@@ -33,6 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from attncert.errors import InputError
 from attncert.kernel import soft as K
 from attncert.languages import language as make_language
 from attncert.model.spec import Model
@@ -183,6 +184,16 @@ def certify_soft(
 ) -> SoftOutcome:
     """Build and check a soft certificate for ``model`` at length ``n`` (module docstring)."""
     t0 = time.perf_counter()
+    if restriction:
+        lang = make_language(language)
+        foreign = sorted(set(model.alphabet) - set(lang.alphabet))
+        if foreign:
+            raise InputError(
+                f"language {language!r} has no symbol {foreign[0]!r} of the model "
+                f"{model.name!r} (alphabet {''.join(model.alphabet)}): the pair of completions "
+                "could not be judged",
+                expected="a language over the model's alphabet (e.g. dyck2 for bracket models)",
+            )
     notes: list[str] = []
     sens, closer, claims = sensitivity_claims(model, n, lp=lp)
     rest_claim = pair_claim = None
