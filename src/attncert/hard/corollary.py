@@ -90,6 +90,8 @@ def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
     O(n²) big-integer operations; exact (no greedy choice)."""
     n = rho.n
     pairs = lang.pairs
+    if len(pairs) == 1:
+        return _dyck1_member(lang, rho)
 
     free = set(rho.symbols)
 
@@ -111,12 +113,15 @@ def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
     for i in range(n - 1, -1, -1):
         acc = 1 << i
         if can_open[i]:
-            inner = B[i + 1]
-            k = i + 1
-            while inner >> k:
-                if (inner >> k) & 1 and k < n and can_match(i, k):
+            # the set bits k > i of B[i+1], lowest first (not every k up to the highest)
+            rest = B[i + 1] >> (i + 1)
+            base = i + 1
+            while rest:
+                low = rest & -rest
+                k = base + low.bit_length() - 1
+                if k < n and can_match(i, k):
                     acc |= B[k + 1]
-                k += 1
+                rest ^= low
         B[i] = acc
     if not (B[0] >> n) & 1:
         return None
@@ -137,6 +142,27 @@ def _dyck_member(lang: Dyck, rho: Restriction) -> str | None:
         else:  # pragma: no cover - excluded by the DP
             return None
     s = "".join(out)
+    return s if lang.contains(s) else None
+
+
+def _dyck1_member(lang: Dyck, rho: Restriction) -> str | None:
+    """A balanced completion of ρ for one bracket pair, in O(n), or None if there is none.
+
+    A completion is balanced iff it has n/2 openers and no prefix closes more than it
+    opened. Among the completions with n/2 openers, giving the openers to the *earliest*
+    free positions makes every prefix height as large as possible (moving an opener
+    earlier never lowers a prefix), so that one completion is balanced iff any is."""
+    (pair,) = lang.pairs
+    opener, closer = pair[0], pair[1]
+    n = rho.n
+    free = rho.free_positions
+    need = n // 2 - sum(1 for c in rho.fixed if c == opener)
+    if n % 2 or need < 0 or need > len(free):
+        return None
+    if (need > 0 and opener not in rho.symbols) or (need < len(free) and closer not in rho.symbols):
+        return None
+    values = {u: (opener if k < need else closer) for k, u in enumerate(free)}
+    s = rho.complete(values)
     return s if lang.contains(s) else None
 
 
