@@ -28,9 +28,11 @@ def test_certify_json_side_by_side(tmp_path, capsys):
             "--samples", "60", "--restarts", "2", "--time-budget", "2", "--save", path,
         ]
     )  # fmt: skip
-    assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["verdict"] == "CERTIFIED"
+    # soft_parity_lm's B(n) is its logit's certified range at both lengths: checked, but
+    # no more than a cap, so the verdict says TRIVIAL (exit 4), never a bare CERTIFIED
+    assert {row["certified_source"] for row in out["certified"]} == {"range cap"}
+    assert code == 4 and out["verdict"] == "CERTIFIED-TRIVIAL"
     for row in out["certified"]:
         assert row["checked"] and row["measured_max"] <= row["certified_bound"]
         assert row["ratio"] == pytest.approx(row["certified_bound"] / row["measured_max"])
@@ -51,9 +53,10 @@ def test_certify_table_and_pdf_plot(tmp_path, capsys):
         ["sensitivity", "zoo:soft_parity_ln", "--n", "6,12", "--certify", "--plot", str(pdf),
          "--samples", "40", "--restarts", "1"]
     )  # fmt: skip
-    assert code == 0
+    assert code == 4
     text = capsys.readouterr().out
-    assert "certified B(n)" in text and "range cap" in text and "verdict: CERTIFIED" in text
+    assert "certified B(n)" in text and "range cap" in text
+    assert "verdict: CERTIFIED-TRIVIAL" in text
     assert "LayerNorm (final norm) is what makes the bound loose" in text
     assert "only ε limits the constant" in text
     assert pdf.read_bytes()[:5] == b"%PDF-"
@@ -200,3 +203,16 @@ def test_the_fit_is_shown_with_its_regime():
     rep2 = sensitivity_report(zoo_model("soft_parity"), [8, 16, 32], restarts=1, candidates=4)
     assert "fitted on n = 8…32" in rep2.regime() and "far from" not in rep2.regime()
     assert rep.as_dict()["regime"] == rep.regime()
+
+
+def test_a_propagated_bound_is_certified_not_trivial(capsys):
+    code = main(
+        ["sensitivity", "zoo:soft_parity", "--n", "8,16", "--certify", "--json",
+         "--samples", "40", "--restarts", "1", "--time-budget", "1"]
+    )  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert {row["certified_source"] for row in out["certified"]} == {"propagation"}
+    assert code == 0 and out["verdict"] == "CERTIFIED"
+    # one length: no decay exponent is fitted (and none is printed as a number)
+    assert main(["sensitivity", "zoo:soft_parity", "--n", "8", "--samples", "20"]) == 0
+    assert "not fitted (it needs at least two lengths)" in capsys.readouterr().out

@@ -184,7 +184,10 @@ def format_table(report: SensitivityReport) -> str:
             f"{r['bound_uncorrected_log10']:>11.2f}  i={r['witness_position']}→"
             f"{r['witness_symbol']} x={x}"
         )
-    lines.append(f"fitted decay exponent: {report.profile.exponent:.3f}, {report.regime()}")
+    if len({r.n for r in report.profile.results}) < 2:
+        lines.append("fitted decay exponent: not fitted (it needs at least two lengths)")
+    else:
+        lines.append(f"fitted decay exponent: {report.profile.exponent:.3f}, {report.regime()}")
     if report.not_applicable:
         lines.append(f"Lemma 5 bound not applicable: {report.not_applicable}")
     elif report.constants is not None:

@@ -30,7 +30,8 @@ certified bracket-type floor.
     attncert sensitivity zoo:soft_parity_lm --n 256,1024 --certify --save 'cert-{n}.json'
 
 With --certify the verdict (attncert.verdicts) and exit status are CERTIFIED (0: every
-bound certified and checked), OUTSIDE-THEOREM (5: checked, but a hypothesis of Lemma 5
+bound certified and checked), CERTIFIED-TRIVIAL (4: checked, but at every n the bound is
+only the logit's certified range, a cap), OUTSIDE-THEOREM (5: checked, but a hypothesis of Lemma 5
 fails for the model — the bounds hold at these n, the asymptotics do not apply),
 REFUTED (1: the checker rejected a certificate, or a measured change exceeded a
 certified bound), UNDECIDED (3: a bound overflowed float64); bad input exits 2. A model outside Lemma 5
@@ -270,7 +271,8 @@ def _certified(args, model, report):
 
 
 def _verdict(rows, model) -> str:
-    """CERTIFIED (every bound checked), OUTSIDE-THEOREM (checked, Lemma 5's hypotheses
+    """CERTIFIED (every bound checked), CERTIFIED-TRIVIAL (checked, but every B(n) is the
+    range cap), OUTSIDE-THEOREM (checked, Lemma 5's hypotheses
     fail), REFUTED (a checker rejection or a measured change above a certified bound),
     UNDECIDED (some bound overflowed)."""
     from attncert.soft.certified.certify import lemma5_failures
@@ -281,6 +283,10 @@ def _verdict(rows, model) -> str:
         return Verdict.UNDECIDED.value
     if lemma5_failures(model):
         return Verdict.OUTSIDE_THEOREM.value
+    if all(r.certified.source == "range cap" for r in rows):
+        # true, but no more than "the logit stays within its certified range": vacuous
+        # as a statement about one changed input (Lemma 5's subject)
+        return Verdict.CERTIFIED_TRIVIAL.value
     return Verdict.CERTIFIED.value
 
 
