@@ -5,7 +5,9 @@ the head breaks them). Untrusted: used only to propose restrictions."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +26,7 @@ __implements__ = (
 )
 
 _ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
+_PARALLEL_ENTRIES = 1 << 24  # query rows × keys from which heads are ranked in threads
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,9 @@ def _rank(
         return out
     vor = [t.value_of_row for t in tables]
     ident = [v == tuple(range(len(v))) for v in vor]
-    for h, head in enumerate(layer.heads):
+
+    def one_head(h: int, head) -> list[TupleRanking]:
+        out_h: list[TupleRanking] = []
         qf = u @ head.w_q.T + head.bias("b_q")
         kf = u @ head.w_k.T + head.bias("b_k")
         nc_index = row_index(tables, nc_pos, starts)
@@ -218,7 +223,7 @@ def _rank(
                         tuple(scs[: len(vor[m])]) if ident[m] else tuple(scs[x] for x in vor[m])
                     )
                     keys.append(RankedKey(m, v, row_scores))
-                out.append(
+                out_h.append(
                     TupleRanking(
                         h,
                         own_l[t],
@@ -229,6 +234,19 @@ def _rank(
                         cut_l[t],
                     )
                 )
+        return out_h
+
+    # heads are independent: on a large layer they are ranked in threads (numpy's
+    # products and reductions release the GIL), and concatenated in head order, so the
+    # result is the same as one after the other
+    heads = list(enumerate(layer.heads))
+    if len(heads) > 1 and len(owner) * len(nc_pos) >= _PARALLEL_ENTRIES:
+        with ThreadPoolExecutor(max_workers=min(len(heads), os.cpu_count() or 1)) as pool:
+            parts = list(pool.map(lambda a: one_head(*a), heads))
+    else:
+        parts = [one_head(h, head) for h, head in heads]
+    for part in parts:
+        out.extend(part)
     return out
 
 
