@@ -27,3 +27,26 @@ def test_threaded_heads_give_the_sequential_ranking(monkeypatch, layers, heads, 
     assert len(sequential) > 0
     assert threaded == sequential
     assert {tr.head for tr in threaded} == set(range(heads))
+
+
+def test_the_kernel_checks_the_same_with_threaded_heads(monkeypatch):
+    """The kernel bounds a large layer's heads in threads; its verdict, facts and failures
+    are those of the sequential check — on an accepted certificate and on a tampered one."""
+    import dataclasses
+
+    from attncert.hard.pipeline import certify
+    from attncert.kernel import layers
+    from attncert.kernel.hard import check
+
+    model = random_model(2, 2, 8, seed=1)
+    cert = certify(model, n=64, language="parity", verify=False)
+    bad = dataclasses.replace(cert, dependency_sets=(*cert.dependency_sets[:-1], ()))
+    results = {}
+    for name, parallel in (("sequential", 1 << 62), ("threaded", 0)):
+        monkeypatch.setattr(layers._Slots, "PARALLEL", parallel)
+        results[name] = [
+            (r.accepted, r.facts, tuple(map(str, r.failures)), r.output_dependency)
+            for r in (check(cert, model), check(bad, model))
+        ]
+    assert results["threaded"] == results["sequential"]
+    assert results["threaded"][0][0] is True and results["threaded"][1][0] is False

@@ -12,7 +12,9 @@ field otherwise (:func:`_attend`). Part of the trust boundary.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 
@@ -120,6 +122,7 @@ class _Slots:
     non-constant positions with the highest score upper bounds."""
 
     TOP = 4
+    PARALLEL = 1 << 24  # query slots × keys from which heads run in threads
 
     def __init__(self, model: Model, li: int, tables: list[_Table], pos_vids, proj):
         n_tok = len(tables)
@@ -139,9 +142,9 @@ class _Slots:
         self.nc_pos = nc_pos
         S = len(self.pos)
         T = min(self.TOP, len(nc_pos))
-        self.heads = []
         block = max(8, (1 << 20) // max(len(ccols) + len(nc_pos), 1))
-        for hi, head in enumerate(model.layers[li].heads):
+
+        def one_head(hi: int, head) -> tuple:
             pr = proj[hi]
             kq = pr.k.take(self.vid)
             kc = kq.mid[ccols].T.copy()
@@ -184,7 +187,16 @@ class _Slots:
                     top_max[sl] = vals[:, :T]
                     if vals.shape[1] > T:
                         rest[sl] = vals[:, T]  # every other position scores at most this
-            self.heads.append((c_top, c_arg, c_near, err, top_pos, top_max, rest))
+            return (c_top, c_arg, c_near, err, top_pos, top_max, rest)
+
+        # the heads are independent: a large layer's are bounded in threads (numpy's
+        # products release the GIL); the results are kept in head order
+        heads = list(enumerate(model.layers[li].heads))
+        if len(heads) > 1 and S * (len(ccols) + len(nc_pos)) >= self.PARALLEL:
+            with ThreadPoolExecutor(max_workers=min(len(heads), os.cpu_count() or 1)) as pool:
+                self.heads = list(pool.map(lambda a: one_head(*a), heads))
+        else:
+            self.heads = [one_head(hi, head) for hi, head in heads]
 
 
 def _check_layer(
