@@ -20,9 +20,9 @@ def test_threaded_heads_give_the_sequential_ranking(monkeypatch, layers, heads, 
     n = 96
     rho = Restriction.free(model.alphabet, n).fix({0: "1", 7: "0", 40: "1"})
     tabs = _restrict_all(initial_tables(model, rho), rho)
-    monkeypatch.setattr(ranking, "_PARALLEL_ENTRIES", 1 << 62)  # never threaded
-    sequential = ranking._rank(model, 1, tabs, 8)
-    monkeypatch.setattr(ranking, "_PARALLEL_ENTRIES", 0)  # always threaded
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    sequential = ranking._rank(model, 1, tabs, 8)  # a small layer: one head after the other
+    monkeypatch.setattr(ranking, "_PARALLEL_SCALE", 1 << 40)  # as if it were large
     threaded = ranking._rank(model, 1, tabs, 8)
     assert len(sequential) > 0
     assert threaded == sequential
@@ -42,11 +42,40 @@ def test_the_kernel_checks_the_same_with_threaded_heads(monkeypatch):
     cert = certify(model, n=64, language="parity", verify=False)
     bad = dataclasses.replace(cert, dependency_sets=(*cert.dependency_sets[:-1], ()))
     results = {}
-    for name, parallel in (("sequential", 1 << 62), ("threaded", 0)):
-        monkeypatch.setattr(layers._Slots, "PARALLEL", parallel)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    for name, scale in (("sequential", 1), ("threaded", 1 << 40)):
+        monkeypatch.setattr(layers._Slots, "PARALLEL_SCALE", scale)
         results[name] = [
             (r.accepted, r.facts, tuple(map(str, r.failures)), r.output_dependency)
             for r in (check(cert, model), check(bad, model))
         ]
     assert results["threaded"] == results["sequential"]
     assert results["threaded"][0][0] is True and results["threaded"][1][0] is False
+
+
+def test_heads_get_threads_only_when_blas_is_single_threaded(monkeypatch):
+    import os
+
+    from attncert.arith.threads import LARGE, head_workers
+
+    cores = min(2, os.cpu_count() or 1)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    assert head_workers(2, LARGE) == cores and head_workers(1, LARGE) == 1
+    assert head_workers(2, LARGE - 1) == 1  # a small layer is not worth threads
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # BLAS parallelizes each product
+    assert head_workers(2, LARGE) == 1
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    assert head_workers(2, LARGE) == 1
+
+
+def test_the_command_pins_openblas_to_one_thread_unless_told():
+    import subprocess
+    import sys
+
+    code = "import os, attncert.cli.main; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "1"
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "2"

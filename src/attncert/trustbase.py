@@ -39,6 +39,7 @@ CHECKER_AND_EVALUATOR = (
     "attncert.arith.enclose",
     "attncert.arith.rows",
     "attncert.arith.positionwise",
+    "attncert.arith.threads",
 )
 
 

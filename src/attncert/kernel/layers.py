@@ -12,7 +12,6 @@ field otherwise (:func:`_attend`). Part of the trust boundary.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import numpy as np
 from attncert.arith import enclose
 from attncert.arith.filter import Enclosed, row_bounds, top_columns
 from attncert.arith.rows import RowGraph
+from attncert.arith.threads import head_workers
 from attncert.kernel.failure import _fail, _fmt
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
@@ -122,7 +122,7 @@ class _Slots:
     non-constant positions with the highest score upper bounds."""
 
     TOP = 4
-    PARALLEL = 1 << 24  # query slots × keys from which heads run in threads
+    PARALLEL_SCALE = 1  # tests raise it to force threads on small layers
 
     def __init__(self, model: Model, li: int, tables: list[_Table], pos_vids, proj):
         n_tok = len(tables)
@@ -192,8 +192,9 @@ class _Slots:
         # the heads are independent: a large layer's are bounded in threads (numpy's
         # products release the GIL); the results are kept in head order
         heads = list(enumerate(model.layers[li].heads))
-        if len(heads) > 1 and S * (len(ccols) + len(nc_pos)) >= self.PARALLEL:
-            with ThreadPoolExecutor(max_workers=min(len(heads), os.cpu_count() or 1)) as pool:
+        workers = head_workers(len(heads), S * (len(ccols) + len(nc_pos)) * self.PARALLEL_SCALE)
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
                 self.heads = list(pool.map(lambda a: one_head(*a), heads))
         else:
             self.heads = [one_head(hi, head) for hi, head in heads]

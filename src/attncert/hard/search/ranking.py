@@ -5,7 +5,6 @@ the head breaks them). Untrusted: used only to propose restrictions."""
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncert.arith.filter import top_columns
+from attncert.arith.threads import head_workers
 from attncert.hard.collapse import row_index
 from attncert.hard.tables import Table
 from attncert.model.forward import layer_norm
@@ -26,7 +26,7 @@ __implements__ = (
 )
 
 _ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
-_PARALLEL_ENTRIES = 1 << 24  # query rows × keys from which heads are ranked in threads
+_PARALLEL_SCALE = 1  # tests raise it to force threads on small layers
 
 
 @dataclass(frozen=True)
@@ -240,8 +240,9 @@ def _rank(
     # products and reductions release the GIL), and concatenated in head order, so the
     # result is the same as one after the other
     heads = list(enumerate(layer.heads))
-    if len(heads) > 1 and len(owner) * len(nc_pos) >= _PARALLEL_ENTRIES:
-        with ThreadPoolExecutor(max_workers=min(len(heads), os.cpu_count() or 1)) as pool:
+    workers = head_workers(len(heads), len(owner) * len(nc_pos) * _PARALLEL_SCALE)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(lambda a: one_head(*a), heads))
     else:
         parts = [one_head(h, head) for h, head in heads]
