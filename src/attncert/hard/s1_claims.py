@@ -30,7 +30,7 @@ from typing import Any
 
 from attncert.hard.restriction import Restriction
 from attncert.hard.s1_stage3 import stage3_claims
-from attncert.hard.s1_types import LayerStages, S1Claim, compare, fr
+from attncert.hard.s1_types import LayerStages, S1Claim, fr, measured
 from attncert.hard.search.ranking import TupleRanking, rank_tuples
 from attncert.hard.stages import _k_depends, _max_neighbours, _unsatisfied, dependency_c
 from attncert.hard.tables import Table, restrict_table
@@ -170,29 +170,20 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             "Lemma 6",
             "proof",
             "inputs fixed by Stage 1 (those feeding > c/(ηC) activations) ≤ ηCn",
-            value=str(heavy),
-            bound=fr(eta * C * n),
-            relation="<=",
-            status=compare(heavy, eta * C * n, "<="),
+            **measured(heavy, "<=", eta * C * n),
         )
         fan = max(feeds.values(), default=0)
         add(
             "Lemma 6",
             "6.1",
             "each ρ₁-free input feeds ≤ (1/η)c/C layer-0 activations",
-            value=str(fan),
-            bound=fr(Fraction(c) / (eta * C)),
-            relation="<=",
-            status=compare(fan, Fraction(c) / (eta * C), "<="),
+            **measured(fan, "<=", Fraction(c) / (eta * C)),
         )
         add(
             "Lemma 6",
             "6.2 (5)",
             "#free(ρ₁) ≥ (1−η)Cn",
-            value=str(st.rho1.num_free),
-            bound=fr((1 - eta) * C * n),
-            relation=">=",
-            status=compare(st.rho1.num_free, (1 - eta) * C * n, ">="),
+            **measured(st.rho1.num_free, ">=", (1 - eta) * C * n),
         )
     else:
         add("Lemma 6", "", "Stage 1 (Lemma 6)", status="not run", note="paper_stages = False")
@@ -202,10 +193,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "eq. (6)",
         "(6)",
         "a layer-0 activation of ≤ c bits takes ≤ |Σ|^c values",
-        value=str(vmax),
-        bound=str(vals_c),
-        relation="<=",
-        status=compare(vmax, vals_c, "<="),
+        **measured(vmax, "<=", vals_c),
     )
     # ------------------------------------------------------------------ Definitions 7-8, Lemma 9
     total1 = H * sum(len(t.values) for t in tabs1)
@@ -279,20 +267,14 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "Definition 12",
         "",
         "… and on those ≤ k layer-0 heads",
-        value=str(max((len(h) for h in heads_of), default=0)),
-        bound=str(k),
-        relation="<=",
-        status=compare(max((len(h) for h in heads_of), default=0), k, "<="),
+        **measured(max((len(h) for h in heads_of), default=0), "<=", k),
     )
     mb = max((len(b) for b in bits_of), default=0)
     add(
         "Lemma 13",
         "",
         "an unsatisfied tuple (k,ρ₂)-depends on ≤ ck inputs",
-        value=str(mb),
-        bound=str(c * k),
-        relation="<=",
-        status=compare(mb, c * k, "<="),
+        **measured(mb, "<=", c * k),
     )
     nb = _max_neighbours(uns2, tabs2, k)
     add(
@@ -318,20 +300,14 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
                 "Lemma 15",
                 "bits",
                 "fixing an overloaded layer-0 head restricts ≤ c more inputs",
-                value=fr(per_head),
-                bound=str(c),
-                relation="<=",
-                status=compare(per_head, c, "<="),
+                **measured(per_head, "<=", c),
                 note=f"{len(rounds)} round(s), {U} head(s) fixed",
             )
             add(
                 "Lemma 15",
                 "(11)",
                 "each fix satisfies ≥ kH more tuples (pigeonhole on |Σ|^c values)",
-                value=str(min(gains)),
-                bound=str(k * H),
-                relation=">=",
-                status=compare(min(gains), k * H, ">="),
+                **measured(min(gains), ">=", k * H),
                 note="fewest tuples newly satisfied in a round",
             )
         else:
@@ -353,19 +329,13 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             "Lemma 17",
             "(13)",
             "the sequence has U ≤ |Σ|^c n/k steps",
-            value=str(U),
-            bound=fr(Fraction(vals_c * n_tok, k)),
-            relation="<=",
-            status=compare(U, Fraction(vals_c * n_tok, k), "<="),
+            **measured(U, "<=", Fraction(vals_c * n_tok, k)),
         )
         add(
             "Lemma 17",
             "17.1 (12)",
             "#free(ρ₂) ≥ (1−2η)Cn",
-            value=str(st.rho2.num_free),
-            bound=fr((1 - 2 * eta) * C * n),
-            relation=">=",
-            status=compare(st.rho2.num_free, (1 - 2 * eta) * C * n, ">="),
+            **measured(st.rho2.num_free, ">=", (1 - 2 * eta) * C * n),
             in_range=Fraction(vals_c * c, k) <= eta * C,
             note=f"the lemma needs k ≥ |Σ|^c c/(ηC) = {fr(Fraction(vals_c * c) / (eta * C))}",
         )
@@ -375,10 +345,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
             "Lemma 17",
             "17.2",
             "no layer-0 head has > |Σ|^c kH (k,ρ₂)-depending unsatisfied tuples",
-            value=str(worst),
-            bound=str(vals_c * k * H),
-            relation="<=",
-            status=compare(worst, vals_c * k * H, "<="),
+            **measured(worst, "<=", vals_c * k * H),
         )
     else:
         for s in ("Lemma 15", "Definition 16", "Lemma 17"):
@@ -388,10 +355,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "Corollary 18",
         "18.2",
         "an unsatisfied tuple has ≤ f = (|Σ|^c/η)c²k²H/C unsatisfied neighbours",
-        value=str(nb),
-        bound=fr(f_supp),
-        relation="<=",
-        status=compare(nb, f_supp, "<="),
+        **measured(nb, "<=", f_supp),
     )
     # ------------------------------------------------------------------ Stage 3
     m = st.rho2.num_free
@@ -408,10 +372,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "(16)–(17)",
         "one event X per unsatisfied tuple: none of its k layer-0 "
         "heads is fixed to a value maximizing its attention; ≤ |Σ|^c Hn events",
-        value=str(nev),
-        bound=str(vals_c * H * n_tok),
-        relation="<=",
-        status=compare(nev, vals_c * H * n_tok, "<="),
+        **measured(nev, "<=", vals_c * H * n_tok),
     )
     stage3_claims(
         st,
@@ -435,10 +396,7 @@ def layer_claims(st: LayerStages) -> list[S1Claim]:
         "Lemma 4",
         "conclusion",
         "layer-ℓ activations depend on ≤ c(|Σ|^c kH + 1) inputs",
-        value=str(width),
-        bound=str(wb),
-        relation="<=",
-        status=compare(width, wb, "<="),
+        **measured(width, "<=", wb),
     )
     return out
 

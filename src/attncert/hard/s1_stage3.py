@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from attncert.hard.s1_types import LayerStages, compare, fr
+from attncert.hard.s1_types import LayerStages, measured
 from attncert.hard.search.ranking import TupleRanking
 from attncert.hard.stages import _k_depends
 from attncert.hard.tables import Table
@@ -244,10 +244,7 @@ def stage3_claims(
         "Corollary 24",
         "",
         "#free(ρ₃) ≥ (1−2η)(1−(1+δ)q)Cn = C′n",
-        value=str(st.rho3.num_free),
-        bound=fr(target),
-        relation=">=",
-        status=compare(st.rho3.num_free, target, ">="),
+        **measured(st.rho3.num_free, ">=", target),
         in_range=in_range,
         note=f"found by {s3.get('method', 'no search (no open tuple)')}"
         + (f"; {rng_note}" if rng_note else ""),

@@ -84,3 +84,14 @@ def fr(x: Fraction | int) -> str:
 def compare(value: Fraction | int, bound: Fraction | int, rel: str) -> str:
     ok = value <= bound if rel == "<=" else value >= bound
     return "holds" if ok else "fails"
+
+
+def measured(value: Fraction | int, rel: str, bound: Fraction | int) -> dict[str, str]:
+    """An S1Claim's value, bound, relation and status, from one value and one bound (so
+    the status is always the comparison of the two numbers printed)."""
+    return {
+        "value": fr(value),
+        "bound": fr(bound),
+        "relation": rel,
+        "status": compare(value, bound, rel),
+    }
