@@ -51,3 +51,11 @@ class SolverTimeout(AttncertError):
 
 class ParameterError(AttncertError):
     """Parameters violate a hypothesis of the lemma being applied."""
+
+
+def abbreviate(text: str, limit: int = 60, unit: str = "characters") -> str:
+    """``text`` itself when short, else its first ``limit`` characters, '…' and the
+    total length in ``unit`` (error messages quote a prefix, never a 60 KB string)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} {unit})"

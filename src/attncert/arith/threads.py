@@ -12,6 +12,11 @@ product. The result never depends on it: heads are independent and kept in order
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 LARGE = 1 << 24  # query rows × keys from which a layer's heads are worth threads
 
@@ -21,3 +26,14 @@ def head_workers(heads: int, entries: int) -> int:
     if heads < 2 or entries < LARGE or os.environ.get("OPENBLAS_NUM_THREADS") != "1":
         return 1
     return min(heads, os.cpu_count() or 1)
+
+
+def map_heads(fn: Callable[[int, Any], T], heads: Sequence[Any], entries: int) -> list[T]:
+    """``[fn(h, head) for h, head in enumerate(heads)]``, in head order; the heads run in
+    threads when :func:`head_workers` allows it (same results either way)."""
+    items = list(enumerate(heads))
+    workers = head_workers(len(items), entries)
+    if workers == 1:
+        return [fn(h, head) for h, head in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda item: fn(*item), items))

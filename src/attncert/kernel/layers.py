@@ -13,7 +13,6 @@ field otherwise (:func:`_attend`). Part of the trust boundary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 
@@ -22,7 +21,7 @@ import numpy as np
 from attncert.arith import enclose
 from attncert.arith.filter import Enclosed, row_bounds, top_columns
 from attncert.arith.rows import RowGraph
-from attncert.arith.threads import head_workers
+from attncert.arith.threads import map_heads
 from attncert.kernel.failure import _fail, _fmt
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
@@ -189,15 +188,9 @@ class _Slots:
                         rest[sl] = vals[:, T]  # every other position scores at most this
             return (c_top, c_arg, c_near, err, top_pos, top_max, rest)
 
-        # the heads are independent: a large layer's are bounded in threads (numpy's
-        # products release the GIL); the results are kept in head order
-        heads = list(enumerate(model.layers[li].heads))
-        workers = head_workers(len(heads), S * (len(ccols) + len(nc_pos)) * self.PARALLEL_SCALE)
-        if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                self.heads = list(pool.map(lambda a: one_head(*a), heads))
-        else:
-            self.heads = [one_head(hi, head) for hi, head in heads]
+        # the heads are independent: a large layer's are bounded in threads, kept in order
+        entries = S * (len(ccols) + len(nc_pos)) * self.PARALLEL_SCALE
+        self.heads = map_heads(one_head, model.layers[li].heads, entries)
 
 
 def _check_layer(

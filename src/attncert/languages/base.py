@@ -13,7 +13,7 @@ import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 
-from attncert.errors import InputError, SpecError, UnsupportedError
+from attncert.errors import InputError, SpecError, UnsupportedError, abbreviate
 
 Word = str | Sequence[str]
 
@@ -33,11 +33,9 @@ class Language(ABC):
         sigma = frozenset(self.alphabet)
         for pos, sym in enumerate(s):
             if sym not in sigma:
-                text = "".join(s)
-                if len(text) > 60:  # quote a prefix, never a whole long string
-                    text = f"{text[:60]}… ({len(text)} symbols)"
                 raise InputError(
-                    f"unknown symbol {sym!r} at position {pos + 1} of {text!r} "
+                    f"unknown symbol {sym!r} at position {pos + 1} of "
+                    f"{abbreviate(''.join(s), unit='symbols')!r} "
                     f"for language {self.name}",
                     expected="symbols of the alphabet " + "".join(self.alphabet),
                 )

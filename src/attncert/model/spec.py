@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from attncert.errors import InputError, SpecError, UnsupportedError
+from attncert.errors import InputError, SpecError, UnsupportedError, abbreviate
 from attncert.model.positional import PosFeature
 
 
@@ -539,14 +539,6 @@ def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> 
             where=where,
             expected="finite float64 numbers",
         )
-
-
-def abbreviate(text: str, limit: int = 60) -> str:
-    """``text`` itself when short, else its first ``limit`` characters, '…' and the
-    total length (error messages quote a prefix, never a 60 KB string)."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text)} characters)"
 
 
 def _check_norm(norm: LayerNorm, where: str, d: int) -> None:

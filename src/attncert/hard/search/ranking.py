@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from attncert.arith.filter import top_columns
-from attncert.arith.threads import head_workers
+from attncert.arith.threads import map_heads
 from attncert.hard.collapse import row_index
 from attncert.hard.tables import Table
 from attncert.model.forward import layer_norm
@@ -236,17 +235,9 @@ def _rank(
                 )
         return out_h
 
-    # heads are independent: on a large layer they are ranked in threads (numpy's
-    # products and reductions release the GIL), and concatenated in head order, so the
-    # result is the same as one after the other
-    heads = list(enumerate(layer.heads))
-    workers = head_workers(len(heads), len(owner) * len(nc_pos) * _PARALLEL_SCALE)
-    if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(lambda a: one_head(*a), heads))
-    else:
-        parts = [one_head(h, head) for h, head in heads]
-    for part in parts:
+    # heads are independent: on a large layer they are ranked in threads, concatenated in
+    # head order (the result is the same as one after the other)
+    for part in map_heads(one_head, layer.heads, len(owner) * len(nc_pos) * _PARALLEL_SCALE):
         out.extend(part)
     return out
 
