@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,14 +77,7 @@ class TrustedBase:
         """(lines, code lines) of ``root`` and every module it reaches by imports — what
         one checker trusts, model spec and loader included."""
         by_name = {m.name: m for m in self.modules}
-        seen, todo = set(), [root, *EXTRA]
-        while todo:
-            name = todo.pop()
-            if name in seen or name not in by_name:
-                continue
-            seen.add(name)
-            todo.extend(by_name[name].imports)
-        return self.part(tuple(seen))
+        return self.part(tuple(_reach((root, *EXTRA), by_name.__getitem__)))
 
     def to_dict(self) -> dict:
         lines, code = self.part(CHECKER_AND_EVALUATOR)
@@ -167,16 +161,21 @@ def scan(module: str) -> Module:
 
 def trusted_base(roots: tuple[str, ...] = KERNEL) -> TrustedBase:
     """Every attncert module reachable by imports from ``roots`` (plus :data:`EXTRA`)."""
+    seen = _reach((*roots, *EXTRA), scan)
+    return TrustedBase(tuple(sorted(seen.values(), key=lambda m: m.name)))
+
+
+def _reach(roots: tuple[str, ...], module: Callable[[str], Module]) -> dict[str, Module]:
+    """Every module reachable by imports from ``roots``, each looked up once."""
     seen: dict[str, Module] = {}
-    todo = [*roots, *EXTRA]
+    todo = list(roots)
     while todo:
         name = todo.pop()
         if name in seen:
             continue
-        mod = scan(name)
-        seen[name] = mod
+        seen[name] = mod = module(name)
         todo.extend(m for m in mod.imports if m not in seen)
-    return TrustedBase(tuple(sorted(seen.values(), key=lambda m: m.name)))
+    return seen
 
 
 def render(base: TrustedBase) -> str:
