@@ -206,7 +206,7 @@ def certify_soft(
         else:
             z = (widen(found.z_lo, "down"), widen(found.z_hi, "up"))
             rest_claim = RestrictionClaim(found.rho, found.decision, z)
-            pair = misclassified_pair(found.rho, _member(language), model.alphabet, seed=seed)
+            pair = misclassified_pair(found.rho, lang.contains, model.alphabet, seed=seed)
             if pair is None:
                 notes.append(f"no two completions of ρ differ in {language}")
             else:
