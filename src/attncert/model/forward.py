@@ -7,8 +7,13 @@ own forward passes and against the rigorous evaluator.
 
 Hard attention in float follows the definitions literally: argmax over the
 visible positions, ties to the leftmost / rightmost maximum, or the average
-over all positions attaining the maximum. Float ties are float equalities;
-:mod:`attncert.model.exact` decides them exactly. A query position that sees
+over all positions attaining the maximum. Float ties are float equalities,
+made faithful where they are structural: in a model with hard heads, equal rows go
+through every position-wise map as one row (:class:`_Rows`), equal keys get equal
+score columns, and weighted sums are computed row by row in one fixed order, so that
+two keys carrying the same activation tie exactly, as they do in the real numbers,
+instead of being told apart by where BLAS put them. :mod:`attncert.model.exact`
+and :mod:`attncert.kernel.forward` decide ties exactly. A query position that sees
 no key (e.g. position 1 under a strict future mask) gets a zero head output.
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -66,6 +72,67 @@ class Trace:
         return self.layers[-1].output if self.layers else self.embeddings
 
 
+_HASH = np.random.default_rng(20261125).integers(1, 2**63, size=4096, dtype=np.uint64) | 1
+
+
+class _Rows:
+    """The rows of ``x`` (…, d) grouped bit for bit, so that a position-wise map gives
+    equal rows bitwise-equal results.
+
+    BLAS computes a row of a product with a kernel that depends on where the row lies in
+    the matrix, so two equal rows of ``x @ W.T`` can differ in the last bit — and a hard
+    head would then break an exact tie by rounding noise instead of by its rule (leftmost,
+    rightmost, average). With ``exact`` set, a map is evaluated once per distinct row and
+    copied to the rest; groups come from an integer hash of the bit patterns, confirmed
+    row by row (a collision only costs a separate group)."""
+
+    def __init__(self, x: np.ndarray, exact: bool):
+        self.shape = x.shape[:-1]
+        self.flat = x.reshape(-1, x.shape[-1])
+        self.first: np.ndarray | None = None
+        self.inverse: np.ndarray | None = None
+        if exact and len(self.flat) > 1:
+            first, inverse = _groups(self.flat)
+            if len(first) < len(self.flat):
+                self.first, self.inverse = first, inverse
+
+    def map(self, f, x: np.ndarray | None = None) -> np.ndarray:
+        """``f`` (rows → rows) on every row of ``x`` — by default the rows grouped, or an
+        array whose rows are equal wherever those are — equal rows given equal results."""
+        flat = self.flat if x is None else x.reshape(-1, x.shape[-1])
+        out = f(flat) if self.first is None else f(flat[self.first])[self.inverse]
+        return out.reshape(*self.shape, out.shape[-1])
+
+
+def _groups(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, inverse): ``flat[first[inverse[r]]]`` equals ``flat[r]`` bit for bit."""
+    bits = np.ascontiguousarray(flat).view(np.uint64)
+    salt = np.resize(_HASH, bits.shape[1])
+    key = (bits * salt).sum(axis=1, dtype=np.uint64)  # wraps: exact, order-free
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    clash = ~(bits[first[inverse]] == bits).all(axis=1)
+    if clash.any():  # two rows share a hash: each colliding row its own group
+        extra = np.flatnonzero(clash)
+        first = np.concatenate([first, extra])
+        inverse = inverse.copy()
+        inverse[extra] = len(first) - len(extra) + np.arange(len(extra))
+    return first, inverse
+
+
+def _equal_columns(k: np.ndarray) -> np.ndarray | None:
+    """For keys ``k`` (B, N, d): index (B, N) of the first key of the same string equal to
+    each key bit for bit (None when no two keys of a string are equal)."""
+    b, n, _ = k.shape
+    first, inverse = _groups(k.reshape(b * n, -1))
+    if len(first) == b * n:
+        return None
+    # the first occurrence of each (string, group) pair, as a position in that string
+    pair = inverse.reshape(b, n) + (np.arange(b) * (b * n))[:, None]
+    _, where, back = np.unique(pair.ravel(), return_index=True, return_inverse=True)
+    return (where[back.ravel()] % n).reshape(b, n)
+
+
 _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
@@ -87,17 +154,21 @@ def activate(activation: Activation, x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(inner))
 
 
-def feed_forward(ffn: FeedForward, y: np.ndarray) -> np.ndarray:
+def feed_forward(ffn: FeedForward, y: np.ndarray, norm: LayerNorm | None = None) -> np.ndarray:
+    """The FFN on ``y`` (first normed by ``norm``: a pre-norm layer's LN2)."""
+    if norm is not None:
+        y = layer_norm(norm, y)
     return activate(ffn.activation, y @ ffn.w1.T + ffn.b1) @ ffn.w2.T + ffn.b2
 
 
-def embed(model: Model, tokens: np.ndarray) -> np.ndarray:
-    """Layer-0 activations for a (B, N) token batch."""
+def embed(model: Model, tokens: np.ndarray, *, exact_ties: bool = False) -> np.ndarray:
+    """Layer-0 activations for a (B, N) token batch (``exact_ties``: see :class:`_Rows`)."""
     emb = model.embedding
     n_tok = tokens.shape[1]
     y = emb.word[tokens]
     if emb.features:
-        y = y + (feature_matrix(emb.features, n_tok) @ emb.pos_weight.T)[None]
+        phi = feature_matrix(emb.features, n_tok)
+        y = y + _Rows(phi, exact_ties).map(lambda z: z @ emb.pos_weight.T)[None]
     if emb.table is not None:
         if n_tok > emb.table.shape[0]:
             raise InputError(
@@ -148,17 +219,37 @@ def attention_weights(
 _BLOCK_ENTRIES = 1 << 20  # scores held at once by a keep_attention=False pass (8 MiB)
 
 
-def _head_blockwise(head: Head, q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int):
+_UNIQUE = (AttentionKind.LEFTMOST, AttentionKind.RIGHTMOST)
+
+
+def _weighted_sum(w: np.ndarray, v: np.ndarray, ordered: bool) -> np.ndarray:
+    """w @ v over the last two axes; ``ordered``: each row summed in the same fixed order
+    wherever it lies (einsum, no BLAS), so that equal weight rows give equal results."""
+    return np.einsum("bij,bjd->bid", w, v, optimize=False) if ordered else w @ v
+
+
+def _head_blockwise(
+    head: Head,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    block: int,
+    columns: np.ndarray | None = None,
+    exact: bool = False,
+):
     """attn(W_V u + b_V) for every query, scoring ``block`` query rows at a time (no
     N × N array). Unique-hard heads gather the attended row (what the one-hot matrix
-    product computes exactly); average and softmax heads multiply their block of weights."""
+    product computes exactly); average and softmax heads multiply their block of weights.
+    ``columns`` (from :func:`_equal_columns`) makes equal keys' scores equal."""
     b, n_tok, _ = q.shape
     out = np.zeros((b, n_tok, v.shape[2]))
     kt = np.swapaxes(k, 1, 2)
     for c0 in range(0, n_tok, block):
         rows = np.arange(c0, min(n_tok, c0 + block))
         scores = q[:, rows] @ kt
-        if head.kind in (AttentionKind.LEFTMOST, AttentionKind.RIGHTMOST):
+        if columns is not None:
+            scores = np.take_along_axis(scores, columns[:, None, :], axis=2)
+        if head.kind in _UNIQUE:
             vis = head.mask.rows(rows, n_tok)
             s = scores if vis is None else np.where(vis[None], scores, -np.inf)
             smax = np.max(s, axis=-1, keepdims=True)
@@ -173,7 +264,7 @@ def _head_blockwise(head: Head, q: np.ndarray, k: np.ndarray, v: np.ndarray, blo
             seen = is_max.any(axis=-1)
             out[:, rows] = np.where(seen[..., None], got, 0.0)
         else:
-            out[:, rows] = attention_weights(head, scores, n_tok, rows) @ v
+            out[:, rows] = _weighted_sum(attention_weights(head, scores, n_tok, rows), v, exact)
     return out
 
 
@@ -191,44 +282,47 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
         raise InputError(
             "the model sees no tokens (empty input and no BOS/EOS)", expected="a non-empty string"
         )
-    y = embed(model, tokens)
+    # a model with hard heads: ties between equal activations must be exact (_Rows)
+    exact = any(h.kind is not AttentionKind.SOFTMAX for layer in model.layers for h in layer.heads)
+    y = embed(model, tokens, exact_ties=exact)
     emb = y
     traces = []
     for layer in model.layers:
         pre = layer.pre_norm
-        u = layer_norm(layer.norm1, y) if pre and layer.norm1 is not None else y
+        rows = _Rows(y, exact)
+        u = rows.map(partial(layer_norm, layer.norm1)) if pre and layer.norm1 else y
         scores_all, weights_all, values_all = [], [], []
         attn_sum = np.zeros_like(y)
         for head in layer.heads:
-            q = u @ head.w_q.T + head.bias("b_q")
-            k = u @ head.w_k.T + head.bias("b_k")
-            v = u @ head.w_v.T + head.bias("b_v")
+            q = rows.map(lambda z, h=head: z @ h.w_q.T + h.bias("b_q"), u)
+            k = rows.map(lambda z, h=head: z @ h.w_k.T + h.bias("b_k"), u)
+            v = rows.map(lambda z, h=head: z @ h.w_v.T + h.bias("b_v"), u)
+            columns = _equal_columns(k) if exact else None
             if keep_attention:
                 scores = q @ np.swapaxes(k, 1, 2)
+                if columns is not None:
+                    scores = np.take_along_axis(scores, columns[:, None, :], axis=2)
                 w = attention_weights(head, scores, n_tok)
-                out = (w @ v) @ head.w_o.T + head.bias("b_o")
+                attended = _weighted_sum(w, v, exact and head.kind not in _UNIQUE)
                 scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
                 weights_all.append(w)
             else:
                 block = max(1, _BLOCK_ENTRIES // max(1, n_tok * tokens.shape[0]))
-                out = _head_blockwise(head, q, k, v, block) @ head.w_o.T + head.bias("b_o")
+                attended = _head_blockwise(head, q, k, v, block, columns, exact)
+            out = _Rows(attended, exact).map(lambda z, h=head: z @ h.w_o.T + h.bias("b_o"))
             values_all.append(out)
             attn_sum = attn_sum + out
         after_attn = y + attn_sum if layer.residual else attn_sum
         if not pre and layer.norm1 is not None:
-            after_attn = layer_norm(layer.norm1, after_attn)
+            after_attn = _Rows(after_attn, exact).map(partial(layer_norm, layer.norm1))
         if layer.ffn is not None:
-            ffn_in = (
-                layer_norm(layer.norm2, after_attn)
-                if pre and layer.norm2 is not None
-                else after_attn
-            )
-            ff = feed_forward(layer.ffn, ffn_in)
+            norm2 = layer.norm2 if pre else None
+            ff = _Rows(after_attn, exact).map(partial(feed_forward, layer.ffn, norm=norm2))
             out_y = after_attn + ff if layer.residual else ff
         else:
             out_y = after_attn
         if not pre and layer.norm2 is not None:
-            out_y = layer_norm(layer.norm2, out_y)
+            out_y = _Rows(out_y, exact).map(partial(layer_norm, layer.norm2))
         b = tokens.shape[0]
         h = len(layer.heads)
         traces.append(
@@ -247,12 +341,16 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
         y = out_y
     final_normed = None
     if model.final_norm is not None:
-        y = final_normed = layer_norm(model.final_norm, y)
+        y = final_normed = _Rows(y, exact).map(lambda z: layer_norm(model.final_norm, z))
     r = model.readout
     pooled = y.mean(axis=1) if r.pooled else y[:, r.index(n_tok), :]
     logits = pooled @ r.weight + r.bias
     outputs = y[:, :, list(r.output_coords)]
-    lm = None if r.lm_weight is None else y @ r.lm_weight.T + r.lm_bias
+    lm = (
+        None
+        if r.lm_weight is None
+        else _Rows(y, exact).map(lambda z: z @ r.lm_weight.T + r.lm_bias)
+    )
     return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm, final_normed)
 
 
