@@ -209,6 +209,8 @@ KERNEL = [
     "kernel/soft_heads.py",
     "kernel/soft_readout.py",
     "kernel/soft_bounds.py",
+    "kernel/soft_affine.py",
+    "kernel/affine.py",
 ]
 ALLOWED = (
     "__future__",

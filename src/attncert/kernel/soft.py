@@ -4,7 +4,8 @@
 the model and the certificate, with its own code (imports: numpy, python-flint,
 :mod:`attncert.errors`, :mod:`attncert.io`, the model loader, and
 :mod:`attncert.kernel.soft_propagate`, ``soft_heads``, ``soft_readout``,
-``soft_bounds``, :mod:`attncert.kernel.forward`), and accepts only if every claim holds:
+``soft_bounds``, ``soft_affine``, ``affine``, :mod:`attncert.kernel.forward`), and
+accepts only if every claim holds:
 
 1. **identity** — the model's content hash and n are the certificate's;
 2. **sensitivity** — for every readout symbol, an outward-rounded bound propagation over
@@ -14,8 +15,10 @@ the model and the certificate, with its own code (imports: numpy, python-flint,
 3. **floor** — Theorem 6's floor ≤ log(1 + e^{−B/2}) (arb), for PARITY, or
    ≤ (1 − p)·P(U_n)·log(1 + e^{−B/2}) for the 2-Dyck bracket-type sub-task (P(U_n) by a
    height DP in arb);
-4. **restriction** — the same propagation over all completions of ρ re-derives a
-   logit range that excludes 0 on the side of the claimed decision;
+4. **restriction** — the same propagation over all completions of ρ (or, for
+   ``method: "affine"``, the affine-form propagation around the recorded completion
+   ``base``, :mod:`attncert.kernel.soft_affine`) re-derives a logit range that excludes
+   0 on the side of the claimed decision;
 5. **pair** — two completions of ρ that differ in membership, whose logits, evaluated by
    the kernel's rigorous forward pass (:func:`attncert.kernel.trace.forward_rigorous`:
    arb at the least precision that decides the sign, 53 → 4096 bits), are exactly the
@@ -54,8 +57,9 @@ import numpy as np
 from flint import arb, ctx
 
 from attncert.arith.field import Undecided
-from attncert.errors import SpecError
+from attncert.errors import InputError, SpecError
 from attncert.kernel import soft_bounds as B
+from attncert.kernel.soft_affine import Unsupported, restriction_range
 from attncert.kernel.soft_propagate import propagate, readout_index, split_by_symbol
 from attncert.kernel.trace import forward_rigorous
 from attncert.model.spec import Model, Readout
@@ -279,7 +283,22 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 )
             decision = _field(rest, "decision", bool, "restriction")
             c_lo, c_hi = _range(rest, "restriction")
-            z_lo, z_hi, _, _, _ = propagate(model, rho, False, lp)
+            how = rest.get("method", "box")
+            if how == "box":
+                z_lo, z_hi, _, _, _ = propagate(model, rho, False, lp)
+            elif how == "affine":
+                base = _field(rest, "base", str, "restriction")
+                try:
+                    got = restriction_range(model, rho, base)
+                except InputError as err:
+                    return fail("restriction", "restriction.base", err.message)
+                except Unsupported as err:
+                    return fail("restriction", "restriction.method", str(err))
+                z_lo, z_hi = got.z_lo, got.z_hi
+            else:
+                return fail(
+                    "restriction", "restriction.method", f"{how!r}: expected 'box' or 'affine'"
+                )
             for msg in (
                 close(c_lo, z_lo, "z_lo", "restriction", "down"),
                 close(c_hi, z_hi, "z_hi", "restriction", "up"),
@@ -294,7 +313,8 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                     f"decision {decision}",
                 )
             facts.append(
-                f"every completion of ρ ({rho.count('*')}/{n} free) gets decision {decision}, "
+                f"every completion of ρ ({rho.count('*')}/{n} free) gets decision {decision} "
+                f"({how} propagation), "
                 f"margin ≥ {min(abs(c_lo), abs(c_hi)) if decision is not None else 0:.4g}"
             )
         pair = data.get("pair")

@@ -10,6 +10,9 @@ and has it re-derived by the independent checker (attncert.kernel.soft):
   decision is certified constant over *all* completions (as many free positions as the
   search finds within ``--time-limit``) and two completions that differ in
   ``--language`` membership, their logits decided in arb: the model is wrong on one.
+  ``--restriction-method``: ``affine`` (affine forms in the free positions around a
+  base completion — keeps correlations through LayerNorm and later layers), ``box``
+  (interval propagation), or ``auto`` (the default: affine where it applies, then box).
 
     attncert soft-certify zoo:soft_parity_lm --n 1024 -o cert.json
     attncert soft-check cert.json
@@ -56,6 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--time-limit", type=float, default=120.0, help="seconds for the restriction search"
     )
+    p.add_argument(
+        "--restriction-method",
+        default="auto",
+        choices=("auto", "affine", "box"),
+        help="how a candidate restriction is certified (default auto)",
+    )
     p.add_argument("--seed", type=int, default=0, help="search seed")
     p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")
     add_json_flag(p)
@@ -85,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         language=args.language,
         time_limit=args.time_limit,
         seed=args.seed,
+        restriction_method=args.restriction_method,
     )
     verdict = res.verdict
     if args.output:
@@ -121,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"restriction: {free}/{args.n} positions free ({100 * free / args.n:.1f} %), every "
             f"completion {'accepted' if r.decision else 'rejected'}, certified logit range "
-            f"[{r.z_range[0]:.4g}, {r.z_range[1]:.4g}]"
+            f"[{r.z_range[0]:.4g}, {r.z_range[1]:.4g}] ({r.method} propagation)"
         )
         print(f"  ρ = {rho}")
     if cert.pair is not None:

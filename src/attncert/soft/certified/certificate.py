@@ -17,7 +17,10 @@ one input length n. Its optional parts:
     the optimum, (1 − p)·P(U_n)·log(1 + e^{−B/2})).
 ``restriction``
     ρ ∈ (Σ ∪ {*})ⁿ and the decision every completion gets: ``z_range`` is the certified
-    range of the logit over all completions and excludes 0.
+    range of the logit over all completions and excludes 0. Without ``method`` the range
+    comes from the interval propagation; ``method: "affine"`` names the affine-form
+    propagation around the completion ``base`` (:mod:`attncert.kernel.soft_affine`),
+    which the checker re-runs from ρ and ``base``.
 ``pair``
     two completions of ρ that differ in membership in ``language``; the model gives
     both ``decision``, so it is wrong on one. ``logits`` are arb enclosures (exact text)
@@ -83,17 +86,28 @@ class SensitivityClaim:
 
 @dataclass(frozen=True)
 class RestrictionClaim:
+    """ρ, its constant decision and the logit's certified range over its completions,
+    by ``method``: "box" (interval propagation, :mod:`attncert.kernel.soft_propagate`)
+    or "affine" (affine forms around the completion ``base``,
+    :mod:`attncert.kernel.soft_affine`)."""
+
     rho: str
     decision: bool
     z_range: tuple[float, float]
+    method: str = "box"
+    base: str | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "rho": self.rho,
             "free": self.rho.count("*"),
             "decision": self.decision,
             "z_range": list(self.z_range),
         }
+        if self.method != "box":  # a box claim is written as before (older checkers read it)
+            out["method"] = self.method
+            out["base"] = self.base
+        return out
 
 
 @dataclass(frozen=True)

@@ -181,6 +181,7 @@ def certify_soft(
     time_limit: float = 120.0,
     lp: bool = True,
     seed: int = 0,
+    restriction_method: str = "auto",
 ) -> SoftOutcome:
     """Build and check a soft certificate for ``model`` at length ``n`` (module docstring)."""
     t0 = time.perf_counter()
@@ -200,12 +201,13 @@ def certify_soft(
     found = None
     if restriction:
         left = max(1.0, time_limit - (time.perf_counter() - t0))
-        found = best_restriction(model, n, time_limit=left, seed=seed)
+        found = best_restriction(model, n, time_limit=left, seed=seed, method=restriction_method)
         if found is None:
             notes.append("undecided: no restriction whose decision is certified constant was found")
         else:
             z = (widen(found.z_lo, "down"), widen(found.z_hi, "up"))
-            rest_claim = RestrictionClaim(found.rho, found.decision, z)
+            base = found.base if found.method == "affine" else None
+            rest_claim = RestrictionClaim(found.rho, found.decision, z, found.method, base)
             pair = misclassified_pair(found.rho, lang.contains, model.alphabet, seed=seed)
             if pair is None:
                 notes.append(f"no two completions of ρ differ in {language}")
@@ -230,6 +232,7 @@ def certify_soft(
                 "certifications": found.certifications,
                 "seconds": found.seconds,
                 "base": found.base,
+                "method": found.method,
             },
         },
     )

@@ -3,12 +3,25 @@ decision is *certified constant* over every completion, with as many positions f
 the search can find.
 
 A restriction ρ ∈ (Σ ∪ {*})ⁿ is certified when the logit's certified range over all its
-completions (:func:`attncert.soft.certified.propagate.propagate` with the restriction's
-option sets) excludes 0: z_lo > 0 (every completion accepted) or z_hi < 0 (every one
-rejected). Freeing a position only widens every bound (each step of the propagation is
-inclusion-monotone), so the search (untrusted) orders the positions by a heuristic
-influence on the base string's decision, binary-searches the longest certified prefix
-of that order, then tries to free the remaining positions one block at a time.
+completions excludes 0: z_lo > 0 (every completion accepted) or z_hi < 0 (every one
+rejected). Two propagations can certify it:
+
+* ``"box"`` — interval bounds per row (:func:`attncert.soft.certified.propagate.propagate`
+  with the restriction's option sets; the kernel re-derives them with its own code);
+* ``"affine"`` — affine forms in the free positions' choices around a base completion
+  (:func:`attncert.kernel.soft_affine.restriction_range`, the kernel's own evaluator,
+  which the search calls as its oracle and the checker calls again from the
+  certificate). It keeps the correlations that boxes lose through LayerNorm and a
+  second attention layer, and is what certifies restrictions on the trained two-layer
+  models.
+
+The search (untrusted) orders the positions by a heuristic influence — the attention
+mass a position receives at the base string and at its complement, where every
+position carries another symbol — gallops up the longest certified prefix of that
+order (16, 32, 64, … free positions, then a binary search), then tries to free the
+remaining positions one block at a time. Freeing a position only widens the box
+propagation's bounds; the affine bounds are not monotone in general, so every
+candidate is certified afresh.
 
 Two completions of a certified ρ that differ in membership (PARITY: flip one free bit)
 are classified the same, so the model is wrong on one of them; the pair is re-checked by
@@ -22,9 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncert.kernel.soft_affine import applicable, restriction_range
+from attncert.kernel.soft_bounds import Undecided
 from attncert.model.forward import forward
 from attncert.model.spec import Model
-from attncert.soft.certified.propagate import Propagation, propagate, restriction_inputs
+from attncert.soft.certified.propagate import propagate, restriction_inputs
+
+METHODS = ("auto", "affine", "box")
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,7 @@ class SoftRestriction:
     base: str  # the string the search started from (a completion of rho)
     certifications: int  # propagations run by the search
     seconds: float
+    method: str = "box"  # the propagation that certified it
 
     @property
     def free(self) -> int:
@@ -49,10 +67,26 @@ class SoftRestriction:
         return self.z_lo if self.decision else -self.z_hi
 
 
-def certify(model: Model, rho: str) -> tuple[bool | None, Propagation]:
-    """(decision, propagation): the constant decision over all completions of ``rho``,
-    or None if the certified range contains 0."""
-    p = propagate(model, restriction_inputs(model, rho))
+@dataclass(frozen=True)
+class _Range:
+    z_lo: float
+    z_hi: float
+
+
+def certify(
+    model: Model, rho: str, method: str = "box", base: str | None = None
+) -> tuple[bool | None, _Range]:
+    """(decision, range): the constant decision over all completions of ``rho``, or None
+    if the certified range contains 0 (or the affine bound overflowed)."""
+    if method == "affine":
+        try:
+            got = restriction_range(model, rho, base)
+        except Undecided:
+            return None, _Range(-np.inf, np.inf)
+        p = _Range(got.z_lo, got.z_hi)
+    else:
+        prop = propagate(model, restriction_inputs(model, rho))
+        p = _Range(prop.z_lo, prop.z_hi)
     if p.z_lo > 0:
         return True, p
     if p.z_hi < 0:
@@ -60,11 +94,8 @@ def certify(model: Model, rho: str) -> tuple[bool | None, Propagation]:
     return None, p
 
 
-def _influence(model: Model, base: str) -> np.ndarray:
-    """Untrusted ranking: how much each input position can matter for the decision of
-    ``base`` — the attention mass it receives (readout query of the last layer, plus
-    the average over queries of earlier layers), summed over heads."""
-    tr = forward(model, [base])
+def _attention_mass(model: Model, string: str) -> np.ndarray:
+    tr = forward(model, [string], keep_attention=True)
     n_tok = tr.tokens.shape[1]
     off = model.input_offset()
     r = model.readout.index(n_tok)
@@ -77,7 +108,17 @@ def _influence(model: Model, base: str) -> np.ndarray:
             score += w[:, r, :].sum(axis=0)
         else:
             score += w.mean(axis=1).sum(axis=0)
-    return score[off : off + len(base)]
+    return score[off : off + len(string)]
+
+
+def _influence(model: Model, base: str) -> np.ndarray:
+    """Untrusted ranking: how much each input position can matter for the decision of
+    ``base`` — the attention mass it receives (readout query of the last layer, plus
+    the average over queries of earlier layers), summed over heads, at ``base`` and at
+    its complement (every symbol replaced by the next one of Σ), whichever is larger."""
+    alpha = list(model.alphabet)
+    other = "".join(alpha[(alpha.index(c) + 1) % len(alpha)] for c in base)
+    return np.maximum(_attention_mass(model, base), _attention_mass(model, other))
 
 
 def _rho(base: str, free: np.ndarray) -> str:
@@ -90,6 +131,7 @@ def search_restriction(
     *,
     time_limit: float = 60.0,
     block: int | None = None,
+    method: str = "box",
 ) -> SoftRestriction | None:
     """Grow a certified restriction from ``base`` (module docstring); None if even the
     fully fixed base is not certified (its logit's enclosure contains 0)."""
@@ -100,7 +142,7 @@ def search_restriction(
     def check(free: np.ndarray):
         nonlocal calls
         calls += 1
-        return certify(model, _rho(base, free))
+        return certify(model, _rho(base, free), method, base)
 
     none_free = np.zeros(n, dtype=bool)
     decision, prop = check(none_free)
@@ -108,33 +150,67 @@ def search_restriction(
         return None
     order = np.argsort(_influence(model, base), kind="stable")
     best_free, best = none_free, (decision, prop)
-    lo, hi = 0, n  # the longest certified prefix of ``order`` has length in [lo, hi]
-    while lo < hi and time.perf_counter() - t0 < time_limit:
-        mid = (lo + hi + 1) // 2
+
+    def prefix(k: int) -> bool:
+        nonlocal best_free, best
         free = none_free.copy()
-        free[order[:mid]] = True
+        free[order[:k]] = True
         dec, p = check(free)
         if dec == decision:
-            lo, best_free, best = mid, free, (dec, p)
+            best_free, best = free, (dec, p)
+            return True
+        return False
+
+    # gallop: 16, 32, 64, … free positions until one fails, then bisect
+    lo, hi, k = 0, n, min(16, n)
+    while time.perf_counter() - t0 < time_limit:
+        if prefix(k):
+            lo = k
+            if k == n:
+                hi = n
+                break
+            k = min(n, 2 * k)
+        else:
+            hi = k - 1
+            break
+    while lo < hi and time.perf_counter() - t0 < time_limit:
+        mid = (lo + hi + 1) // 2
+        if prefix(mid):
+            lo = mid
         else:
             hi = mid - 1
-    # second pass: the positions after the prefix, in blocks split on failure
+    if not best_free[order[:lo]].all():  # keep the longest certified prefix's set
+        prefix(lo)
+    # second pass: the positions after the prefix, in blocks split on failure (not when
+    # not even the first position of the order could be freed, and not after 32 failures
+    # in a row: the base is then a poor one)
     step = block or max(1, (n - lo) // 16)
-    rest = [int(i) for i in order[lo:]]
+    rest = [int(i) for i in order[lo:]] if lo else []
     queue = [rest[k : k + step] for k in range(0, len(rest), step)]
-    while queue and time.perf_counter() - t0 < time_limit:
+    misses = 0
+    while queue and misses < 32 and time.perf_counter() - t0 < time_limit:
         chunk = queue.pop(0)
         free = best_free.copy()
         free[chunk] = True
         dec, p = check(free)
         if dec == decision:
             best_free, best = free, (dec, p)
-        elif len(chunk) > 1:
-            half = len(chunk) // 2
-            queue[0:0] = [chunk[:half], chunk[half:]]
+            misses = 0
+        else:
+            misses += 1
+            if len(chunk) > 1:
+                half = len(chunk) // 2
+                queue[0:0] = [chunk[:half], chunk[half:]]
     dec, p = best
     return SoftRestriction(
-        _rho(base, best_free), bool(dec), p.z_lo, p.z_hi, base, calls, time.perf_counter() - t0
+        _rho(base, best_free),
+        bool(dec),
+        p.z_lo,
+        p.z_hi,
+        base,
+        calls,
+        time.perf_counter() - t0,
+        method,
     )
 
 
@@ -149,21 +225,38 @@ def base_candidates(model: Model, n: int, seed: int = 0, count: int = 4) -> list
 
 
 def best_restriction(
-    model: Model, n: int, *, time_limit: float = 120.0, seed: int = 0, bases=None
+    model: Model,
+    n: int,
+    *,
+    time_limit: float = 120.0,
+    seed: int = 0,
+    bases=None,
+    method: str = "auto",
 ) -> SoftRestriction | None:
     """The restriction with most free positions over several starting strings, ranked by
-    the float margin |z| of each base (largest first)."""
+    the float margin |z| of each base (largest first). ``method``: "affine", "box", or
+    "auto" — the affine propagation where it applies (two thirds of the time), then the
+    box propagation with the rest; the restriction with more free positions wins."""
+    if method not in METHODS:
+        raise ValueError(f"restriction method {method!r}: expected one of {METHODS}")
     t0 = time.perf_counter()
     cands = bases or base_candidates(model, n, seed)
-    z = forward(model, cands).logits
+    z = forward(model, cands, keep_attention=False).logits
+    ranked = [cands[k] for k in np.argsort(-np.abs(z), kind="stable")]
+    plan = [method]
+    if method == "auto":
+        plan = ["box"] if applicable(model, n) else ["affine", "box"]
     best = None
-    for k in np.argsort(-np.abs(z)):
-        left = time_limit - (time.perf_counter() - t0)
-        if left <= 0:
-            break
-        res = search_restriction(model, cands[k], time_limit=left)
-        if res is not None and (best is None or res.free > best.free):
-            best = res
+    for step, how in enumerate(plan):
+        share = 2.0 / 3.0 if (len(plan) == 2 and step == 0) else 1.0
+        deadline = time.perf_counter() + (time_limit - (time.perf_counter() - t0)) * share
+        for base in ranked:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            res = search_restriction(model, base, time_limit=left, method=how)
+            if res is not None and (best is None or res.free > best.free):
+                best = res
     return best
 
 
