@@ -314,7 +314,7 @@ def _first_block(rows: Rows, qs: np.ndarray, vis_all, scores, ov_lo, ov_hi):
     s_lo, s_hi = scores
     top = np.where(used, s_hi, -np.inf).max(axis=1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
-    e_lo, e_hi = B.exp_le0(B.dn(s_lo - top), np.minimum(B.up(s_hi - top), 0.0))
+    e_lo, e_hi = B.exp_le0_fine(B.dn(s_lo - top), np.minimum(B.up(s_hi - top), 0.0))
     e_lo, e_hi = np.where(used, e_lo, 0.0), np.where(used, e_hi, 0.0)
     e_mid, e_rad = B.centre(e_lo, e_hi)
     ov_mid, ov_rad = B.centre(ov_lo, ov_hi)
@@ -527,7 +527,7 @@ def _query(q, k, ov, k_dev, ov_abs, beta, used, kr, groups, alt, rows: Rows):
     # per key, e^{s − M} either linearized (below) or as the constant box
     # [e^{lo − M}, e^{hi − M}]: whichever leaves the smaller remainder
     with np.errstate(over="ignore"):
-        b_lo = B.exp_le0(np.minimum(B.dn(B.dn(cs - d_lo) - top), 0.0), np.zeros(len(cs)))[0]
+        b_lo = B.exp_le0_fine(np.minimum(B.dn(B.dn(cs - d_lo) - top), 0.0), np.zeros(len(cs)))[0]
         b_hi = _exp_up(B.up(B.up(cs + d_hi) - top))
     if not np.all(np.isfinite(b_hi)):  # a key may take every weight: only the hull is known
         mid, rad = B.centre(ov_lo.min(axis=0), ov_hi.max(axis=0))
@@ -536,7 +536,7 @@ def _query(q, k, ov, k_dev, ov_abs, beta, used, kr, groups, alt, rows: Rows):
     box_c, box_r = B.centre(b_lo, b_hi)
     lin = d_hi <= 60.0
     dh = np.where(lin, d_hi, 0.0)
-    e0_lo, e0_hi = B.exp_le0(B.dn(cs - top), np.minimum(B.up(cs - top), 0.0))
+    e0_lo, e0_hi = B.exp_le0_fine(B.dn(cs - top), np.minimum(B.up(cs - top), 0.0))
     e0, e0_rad = B.centre(e0_lo, e0_hi)
     exp_dhi = _exp_up(dh)  # e^{Δ} ≤ e^{d_hi}
     rho = np.maximum(B.up(0.5 * B.up(d_lo * d_lo)), B.up(B.up(0.5 * B.up(dh * dh)) * exp_dhi))
@@ -579,9 +579,9 @@ def _query(q, k, ov, k_dev, ov_abs, beta, used, kr, groups, alt, rows: Rows):
 
 def _exp_up(x: np.ndarray) -> np.ndarray:
     """An upper bound of e^x for any x (inf beyond float64)."""
-    neg = B.exp_le0(np.minimum(x, 0.0), np.minimum(x, 0.0))[1]
+    neg = B.exp_le0_fine(np.minimum(x, 0.0), np.minimum(x, 0.0))[1]
     with np.errstate(divide="ignore", over="ignore"):
-        pos = B.up(1.0 / B.exp_le0(-np.maximum(x, 0.0), -np.maximum(x, 0.0))[0])
+        pos = B.up(1.0 / B.exp_le0_fine(-np.maximum(x, 0.0), -np.maximum(x, 0.0))[0])
     return np.where(x <= 0, neg, pos)
 
 

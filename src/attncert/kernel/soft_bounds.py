@@ -171,6 +171,32 @@ def exp_le0(xlo, xhi):
     return e_lo, e_hi
 
 
+def exp_le0_fine(xlo, xhi):
+    """[e^xlo, e^xhi] for x ≤ 0 to about 2⁻⁴⁸ relative: with k = ⌊−x·2¹⁶⌋ and
+    δ = x + k·2⁻¹⁶ ∈ (−2⁻¹⁶, 0] — exact by Sterbenz's lemma, since −x and k·2⁻¹⁶ are within
+    a factor 2 — e^x = e^{−k·2⁻¹⁶}·e^δ with 1 + δ ≤ e^δ ≤ 1 + δ + δ²/2 (Taylor, δ ≤ 0);
+    beyond −64, [0, e⁻⁶⁴] as :func:`exp_le0`."""
+    clo, chi, flo, fhi, _, _ = _tables()
+    top = 64.0 * 65536
+
+    def bound(x, upper: bool):
+        with np.errstate(over="ignore", invalid="ignore"):
+            kf = np.floor(-x * 65536.0)
+            delta_ok = kf < top
+        far = ~delta_ok
+        k = np.where(far, 0.0, kf).astype(np.int64)
+        delta = np.where(far, 0.0, x + k / 65536.0)  # exact
+        if upper:
+            base = up(chi[k >> 10] * fhi[k & 1023])
+            val = up(base * up(1.0 + up(delta + up(0.5 * up(delta * delta)))))
+            return np.where(far, float(chi[4096]), np.minimum(val, 1.0))  # e^x ≤ e^{−64}
+        base = dn(clo[k >> 10] * flo[k & 1023])
+        val = dn(base * dn(1.0 + delta))
+        return np.where(far, 0.0, np.maximum(val, 0.0))
+
+    return bound(np.asarray(xlo, dtype=float), False), bound(np.asarray(xhi, dtype=float), True)
+
+
 def erf_lower(x):
     """A lower bound of erf(x) (increasing, odd; 1 − erf(6) < 2.2·10⁻¹⁷)."""
     _, _, _, _, elo, ehi = _tables()
