@@ -211,6 +211,8 @@ KERNEL = [
     "kernel/soft_bounds.py",
     "kernel/soft_affine.py",
     "kernel/affine.py",
+    "kernel/affine_rows.py",
+    "kernel/affine_heads.py",
 ]
 ALLOWED = (
     "__future__",

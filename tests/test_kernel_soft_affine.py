@@ -29,7 +29,7 @@ from attncert.soft.certified.restriction import search_restriction
 sys.path.insert(0, str(Path(__file__).parent))
 from test_model_v2 import v2_model
 
-__implements__ = ("Hahn Corollary 2",)
+__implements__ = ("Hahn Theorem 6",)
 
 
 def _completions(model, rho, base, limit=1024, seed=0):

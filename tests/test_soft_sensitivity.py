@@ -161,3 +161,17 @@ def test_incremental_first_layer_agrees_with_the_reference(model):
     toks = np.repeat(base[None], 6, axis=0)
     toks[np.arange(6)[:, None], pos] = tok
     assert np.allclose(cache.final(pos, tok), final_activation(model, toks), rtol=0, atol=1e-12)
+
+
+def test_bracket_models_start_from_balanced_strings():
+    """The adversarial search seeds bracket models with random Dyck words (one exchanged
+    bracket crosses membership there); they are balanced by the cycle lemma."""
+    from attncert.languages import language
+    from attncert.soft.sensitivity import _balanced
+
+    rng = np.random.default_rng(3)
+    dyck = language("dyck1")
+    for n in (2, 8, 64, 512):
+        for _ in range(5):
+            s = "".join("()"[t] for t in _balanced(rng, n, 0, 1, 2))
+            assert dyck.contains(s) and len(s) == n

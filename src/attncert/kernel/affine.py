@@ -57,7 +57,7 @@ from attncert.arith.filter import Enclosed
 from attncert.kernel import soft_bounds as B
 from attncert.model.spec import Activation
 
-__implements__ = ("Hahn Corollary 2",)
+__implements__ = ("Hahn Theorem 6",)
 
 _U = 2.0**-53
 _TINY = 2.0**-1000

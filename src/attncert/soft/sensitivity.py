@@ -158,6 +158,17 @@ def exhaustive_sensitivity(model: Model, n: int, metric: str = "logit") -> Sensi
     return SensitivityResult(n, metric, value, w, "exhaustive", total, time.perf_counter() - t0)
 
 
+def _balanced(rng, n: int, op: int, cl: int, k: int) -> np.ndarray:
+    """A random Dyck word of length n over the symbols ``op``/``cl`` (other symbols of a
+    k-letter alphabet unused): n/2 of each in random order, rotated to start after the
+    lowest prefix height (the cycle lemma), so every prefix height is ≥ 0."""
+    seq = np.array([op] * (n // 2) + [cl] * (n // 2))
+    rng.shuffle(seq)
+    height = np.cumsum(np.where(seq == op, 1, -1))
+    cut = int(np.argmin(height)) + 1
+    return np.roll(seq, -cut)
+
+
 def search_sensitivity(
     model: Model,
     n: int,
@@ -207,6 +218,11 @@ def search_sensitivity(
         starts.append((np.full(n, s), int(positions[0])))
         starts.append((np.full(n, s), mid))
     starts.append((np.arange(n) % k, mid))
+    if "(" in model.alphabet and ")" in model.alphabet and n % 2 == 0:
+        # balanced strings: exchanging one bracket moves them across Dyck membership
+        op, cl = model.alphabet.index("("), model.alphabet.index(")")
+        for _ in range(2):
+            starts.append((_balanced(rng, n, op, cl, k), int(rng.choice(positions))))
     while len(starts) < restarts + 2 * k + 1 + (0 if full else 2 * max(2, restarts // 2)):
         starts.append((rng.integers(0, k, n), int(rng.choice(positions))))
 

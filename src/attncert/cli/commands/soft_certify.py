@@ -50,8 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--language",
         default="parity",
-        choices=("parity", "parity-odd", "dyck1", "dyck2"),
-        help="membership that the misclassified pair must differ in (default parity)",
+        choices=("parity", "parity-odd", "dyck1", "dyck2", "majority", "first_last"),
+        help="membership that the misclassified pair must differ in (default parity; a "
+        "trained zoo model's own language for it)",
     )
     p.add_argument(
         "--no-restriction", action="store_true", help="only B(n) and the floor (no search)"

@@ -224,6 +224,17 @@ def base_candidates(model: Model, n: int, seed: int = 0, count: int = 4) -> list
     return out
 
 
+def _probe(model: Model, base: str, method: str) -> float | None:
+    """The certified margin with the 16 least influential positions free, or None: a
+    cheap test of whether ``base`` is worth a search."""
+    free = np.zeros(len(base), dtype=bool)
+    free[np.argsort(_influence(model, base), kind="stable")[:16]] = True
+    dec, p = certify(model, _rho(base, free), method, base)
+    if dec is None:
+        return None
+    return p.z_lo if dec else -p.z_hi
+
+
 def best_restriction(
     model: Model,
     n: int,
@@ -233,8 +244,11 @@ def best_restriction(
     bases=None,
     method: str = "auto",
 ) -> SoftRestriction | None:
-    """The restriction with most free positions over several starting strings, ranked by
-    the float margin |z| of each base (largest first). ``method``: "affine", "box", or
+    """The restriction with most free positions over several starting strings.
+
+    Every base is probed first (:func:`_probe`); the search then runs from the bases that
+    passed, the largest certified probe margin first (the first one usually takes the
+    whole time), and from the others if time is left. ``method``: "affine", "box", or
     "auto" — the affine propagation where it applies (two thirds of the time), then the
     box propagation with the rest; the restriction with more free positions wins."""
     if method not in METHODS:
@@ -250,7 +264,14 @@ def best_restriction(
     for step, how in enumerate(plan):
         share = 2.0 / 3.0 if (len(plan) == 2 and step == 0) else 1.0
         deadline = time.perf_counter() + (time_limit - (time.perf_counter() - t0)) * share
+        probed = []
         for base in ranked:
+            if time.perf_counter() >= deadline:
+                break
+            margin = _probe(model, base, how)
+            probed.append((-np.inf if margin is None else margin, base))
+        order = [b for _, b in sorted(probed, key=lambda mb: -mb[0])]
+        for base in order:
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
