@@ -3,9 +3,11 @@
 :func:`dask_client` yields a ``distributed.Client`` on either
 
 * an **embedded LocalCluster** — ``workers`` processes (default: one per core), one thread
-  each, quiet logs, HTTP on a free port; a worker holds only the task it runs
-  (``worker-saturation = 1``) and a task whose worker dies is retried once
-  (``allowed-failures = 1``) before it is reported lost; or
+  each, quiet logs (distributed's own logging below CRITICAL is dropped: a failed task,
+  a lost worker or a time-out reaches attncert through its future and is reported),
+  HTTP on a free port; a worker holds only the task it runs (``worker-saturation = 1``)
+  and a task whose worker dies is retried once (``allowed-failures = 1``) before it is
+  reported lost; or
 * an **existing cluster** — ``scheduler="tcp://host:8786"``; its own configuration applies.
 
 Dask is an optional extra (``pip install 'attncert[dask]'``); it is imported only here,
@@ -79,7 +81,10 @@ def dask_client(
             threads_per_worker=1,
             processes=True,
             dashboard_address=":0",  # a free port: no clash with another cluster
-            silence_logs=logging.ERROR,
+            # the scheduler's and workers' own logs: a worker whose scheduler went away
+            # first (Ctrl-C, shut-down under load) logs a heartbeat traceback at ERROR;
+            # failures that matter reach attncert through the futures and are reported
+            silence_logs=logging.CRITICAL,
             preload=["attncert.parallel"],
         )
     client = distributed.Client(cluster)
@@ -104,6 +109,8 @@ def sigint_ignored() -> Iterator[None]:
 
 
 def dask_setup(worker: Any = None) -> None:
-    """Dask preload hook (``preload=["attncert.parallel"]``): this worker ignores SIGINT."""
+    """Dask preload hook (``preload=["attncert.parallel"]``): this worker ignores SIGINT and
+    keeps distributed's logs quiet (also in a worker a nanny restarts)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
