@@ -216,3 +216,19 @@ def test_a_propagated_bound_is_certified_not_trivial(capsys):
     # one length: no decay exponent is fitted (and none is printed as a number)
     assert main(["sensitivity", "zoo:soft_parity", "--n", "8", "--samples", "20"]) == 0
     assert "not fitted (it needs at least two lengths)" in capsys.readouterr().out
+
+
+def test_a_trained_model_is_paired_in_its_own_language(capsys):
+    """Without --language, a trained zoo model's pair differs in the language it was trained
+    on (its recipe), not in PARITY; other models default to PARITY."""
+    from attncert.cli.commands.soft_certify import trained_language
+    from attncert.model import zoo_model
+
+    for lang in ("parity", "dyck1", "first_last", "majority"):
+        assert trained_language(zoo_model(f"trained_{lang}")) == lang
+    assert trained_language(zoo_model("soft_parity_lm")) == "parity"
+    main(["soft-certify", "zoo:trained_first_last", "--n", "12", "--time-limit", "10"])
+    text = capsys.readouterr().out
+    # either a pair "differing in first_last" or "no two completions of ρ differ in first_last"
+    assert "differ in first_last" in text or "differing in first_last" in text, text
+    assert "parity" not in text.split("restriction:", 1)[1].split("CHECKED", 1)[0]

@@ -29,6 +29,7 @@ time limit, or a logit whose sign arb could not decide); bad input exits 2.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
@@ -36,6 +37,7 @@ from attncert.errors import InputError
 from attncert.verdicts import Verdict
 
 MAX_N = 1 << 14
+LANGUAGES = ("parity", "parity-odd", "dyck1", "dyck2", "majority", "first_last")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,10 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n", type=int, required=True, help="input length")
     p.add_argument(
         "--language",
-        default="parity",
-        choices=("parity", "parity-odd", "dyck1", "dyck2", "majority", "first_last"),
-        help="membership that the misclassified pair must differ in (default parity; a "
-        "trained zoo model's own language for it)",
+        default=None,
+        choices=LANGUAGES,
+        help="membership that the misclassified pair must differ in (default: the "
+        "language a trained model was trained on, from its meta.training.recipe; else parity)",
     )
     p.add_argument(
         "--no-restriction", action="store_true", help="only B(n) and the floor (no search)"
@@ -70,6 +72,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")
     add_json_flag(p)
     p.set_defaults(func=run)
+
+
+def trained_language(model) -> str:
+    """The language recorded in a trained model's recipe (``attncert train``), if it is one
+    the pair search knows; else parity."""
+    training = model.meta.get("training") if isinstance(model.meta, Mapping) else None
+    recipe = training.get("recipe") if isinstance(training, Mapping) else None
+    language = recipe.get("language") if isinstance(recipe, Mapping) else None
+    return language if language in LANGUAGES else "parity"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         args.n,
         source=source,
         restriction=not args.no_restriction,
-        language=args.language,
+        language=args.language or trained_language(model),
         time_limit=args.time_limit,
         seed=args.seed,
         restriction_method=args.restriction_method,
