@@ -134,7 +134,10 @@ def test_soft_certify_adversarial_parity_gets_no_free_position(capsys):
         (["zoo:ones_star", "--n", "8"], "softmax"),
         (["missing.json", "--n", "8"], "no model file"),
         # the pair's language must be over the model's alphabet: refused before any search
-        (["zoo:soft_dyck2_lm", "--n", "8"], "has no symbol '(' of the model"),
+        (
+            ["zoo:soft_dyck2_lm", "--n", "8", "--language", "parity"],
+            "has no symbol '(' of the model",
+        ),
     ],
 )
 def test_soft_certify_bad_input(capsys, argv, match):
@@ -220,13 +223,14 @@ def test_a_propagated_bound_is_certified_not_trivial(capsys):
 
 def test_a_trained_model_is_paired_in_its_own_language(capsys):
     """Without --language, a trained zoo model's pair differs in the language it was trained
-    on (its recipe), not in PARITY; other models default to PARITY."""
-    from attncert.cli.commands.soft_certify import trained_language
+    on (its recipe), not in PARITY; a bracket model's in Dyck; other models' in PARITY."""
+    from attncert.cli.commands.soft_certify import default_language
     from attncert.model import zoo_model
 
     for lang in ("parity", "dyck1", "first_last", "majority"):
-        assert trained_language(zoo_model(f"trained_{lang}")) == lang
-    assert trained_language(zoo_model("soft_parity_lm")) == "parity"
+        assert default_language(zoo_model(f"trained_{lang}")) == lang
+    assert default_language(zoo_model("soft_parity_lm")) == "parity"
+    assert default_language(zoo_model("soft_dyck2_lm")) == "dyck2"  # by its alphabet
     main(["soft-certify", "zoo:trained_first_last", "--n", "12", "--time-limit", "10"])
     text = capsys.readouterr().out
     # either a pair "differing in first_last" or "no two completions of ρ differ in first_last"

@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         choices=LANGUAGES,
         help="membership that the misclassified pair must differ in (default: the "
-        "language a trained model was trained on, from its meta.training.recipe; else parity)",
+        "language a trained model was trained on, from its meta.training.recipe; else "
+        "dyck1 / dyck2 for a bracket alphabet; else parity)",
     )
     p.add_argument(
         "--no-restriction", action="store_true", help="only B(n) and the floor (no search)"
@@ -74,13 +75,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def trained_language(model) -> str:
-    """The language recorded in a trained model's recipe (``attncert train``), if it is one
-    the pair search knows; else parity."""
+def default_language(model) -> str:
+    """The pair's language when ``--language`` is not given: the one in a trained model's
+    recipe (``attncert train``) if the pair search knows it, else by the alphabet — dyck1
+    over ``()``, dyck2 over ``()[]`` — else parity."""
     training = model.meta.get("training") if isinstance(model.meta, Mapping) else None
     recipe = training.get("recipe") if isinstance(training, Mapping) else None
     language = recipe.get("language") if isinstance(recipe, Mapping) else None
-    return language if language in LANGUAGES else "parity"
+    if language in LANGUAGES:
+        return language
+    return {"()": "dyck1", "()[]": "dyck2"}.get("".join(sorted(model.alphabet)), "parity")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         args.n,
         source=source,
         restriction=not args.no_restriction,
-        language=args.language or trained_language(model),
+        language=args.language or default_language(model),
         time_limit=args.time_limit,
         seed=args.seed,
         restriction_method=args.restriction_method,
