@@ -217,12 +217,18 @@ def search_sensitivity(
     for s in range(k):
         starts.append((np.full(n, s), int(positions[0])))
         starts.append((np.full(n, s), mid))
-    starts.append((np.arange(n) % k, mid))
+    ends = (int(positions[0]), mid, int(positions[-1]))
+    starts += [(np.arange(n) % k, p) for p in ends]
     if "(" in model.alphabet and ")" in model.alphabet and n % 2 == 0:
-        # balanced strings: exchanging one bracket moves them across Dyck membership
+        # balanced strings: exchanging one bracket moves them across Dyck membership, at
+        # either end most of all (the first or last bracket unbalances every prefix/suffix)
         op, cl = model.alphabet.index("("), model.alphabet.index(")")
-        for _ in range(2):
-            starts.append((_balanced(rng, n, op, cl, k), int(rng.choice(positions))))
+        for p in (*ends, int(rng.choice(positions))):
+            starts.append((_balanced(rng, n, op, cl, k), p))
+    elif k == 2:
+        # a count threshold (majority-like models): the string where one more 1 flips the
+        # decision, found by bisection on the count
+        starts += _threshold_starts(model, n, positions, rng)
     while len(starts) < restarts + 2 * k + 1 + (0 if full else 2 * max(2, restarts // 2)):
         starts.append((rng.integers(0, k, n), int(rng.choice(positions))))
 
@@ -350,6 +356,34 @@ def _family_starts(model: Model, n: int, positions, value_of, count: int, grid: 
         )
     order = np.argsort(-np.concatenate(vals))[:count]
     return [(xs[j], pp[j], ss[j]) for j in order]
+
+
+def _threshold_starts(model: Model, n: int, positions, rng) -> list[tuple]:
+    """Binary alphabets: with the exchangeable positions in a random order, x_c has the
+    second symbol at the first c of them. If the decision differs at c = 0 and at the
+    largest c, bisection on c finds x_c and x_{c+1} on either side of it, one exchange
+    apart (≈ log₂ n forward passes)."""
+    order = rng.permutation(positions)
+
+    def x_of(c: int) -> np.ndarray:
+        x = np.zeros(n, dtype=np.int64)
+        x[order[:c]] = 1
+        return x
+
+    def logit(c: int) -> float:
+        return float(_metrics(model, _batched_final(model, x_of(c)[None]))["logit"][0])
+
+    lo, hi = 0, len(order)
+    z_lo = logit(lo)
+    if (z_lo > 0) == (logit(hi) > 0):
+        return []
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if (logit(mid) > 0) == (z_lo > 0):
+            lo = mid
+        else:
+            hi = mid
+    return [(x_of(lo), int(order[lo]), 1)]
 
 
 def _boundary_starts(model: Model, n: int, positions, value_of, rng, count: int, samples=96):
