@@ -161,6 +161,19 @@ def test_unsupported_models_are_refused_with_the_reason():
     assert "budget" in (applicable(random_model(3, 2, 16, kind="softmax", seed=0), 1 << 14) or "")
 
 
+def test_a_candidate_beyond_the_budget_is_not_certified_and_does_not_stop_the_search():
+    """The search's oracle turns Unsupported (the work budget, reached as more positions
+    are freed) into "not certified", as it does an overflow; it never certifies it."""
+    from attncert.soft.certified.restriction import certify
+
+    deep = random_model(3, 2, 16, kind="softmax", seed=0)
+    n = 1 << 14
+    with pytest.raises(Unsupported, match="budget"):
+        restriction_range(deep, "*" * n, "0" * n)
+    decision, rng = certify(deep, "*" * n, "affine", "0" * n)
+    assert decision is None and rng.z_lo == -np.inf and rng.z_hi == np.inf
+
+
 @pytest.fixture(scope="module")
 def parity_restriction():
     m = zoo_model("trained_parity")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncert.kernel.soft_affine import applicable, restriction_range
+from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
 from attncert.kernel.soft_bounds import Undecided
 from attncert.model.forward import forward
 from attncert.model.spec import Model
@@ -77,11 +77,12 @@ def certify(
     model: Model, rho: str, method: str = "box", base: str | None = None
 ) -> tuple[bool | None, _Range]:
     """(decision, range): the constant decision over all completions of ``rho``, or None
-    if the certified range contains 0 (or the affine bound overflowed)."""
+    if the certified range contains 0 (or the affine bound overflowed, or its work budget
+    was exceeded at this many free positions)."""
     if method == "affine":
         try:
             got = restriction_range(model, rho, base)
-        except Undecided:
+        except (Undecided, Unsupported):
             return None, _Range(-np.inf, np.inf)
         p = _Range(got.z_lo, got.z_hi)
     else:
@@ -132,9 +133,11 @@ def search_restriction(
     time_limit: float = 60.0,
     block: int | None = None,
     method: str = "box",
+    order: np.ndarray | None = None,
 ) -> SoftRestriction | None:
     """Grow a certified restriction from ``base`` (module docstring); None if even the
-    fully fixed base is not certified (its logit's enclosure contains 0)."""
+    fully fixed base is not certified (its logit's enclosure contains 0). ``order``: the
+    positions by increasing influence, if the caller has it (:func:`_order`)."""
     t0 = time.perf_counter()
     n = len(base)
     calls = 0
@@ -148,7 +151,8 @@ def search_restriction(
     decision, prop = check(none_free)
     if decision is None:
         return None
-    order = np.argsort(_influence(model, base), kind="stable")
+    if order is None:
+        order = _order(model, base)
     best_free, best = none_free, (decision, prop)
 
     def prefix(k: int) -> bool:
@@ -179,8 +183,6 @@ def search_restriction(
             lo = mid
         else:
             hi = mid - 1
-    if not best_free[order[:lo]].all():  # keep the longest certified prefix's set
-        prefix(lo)
     # second pass: the positions after the prefix, in blocks split on failure (not when
     # not even the first position of the order could be freed, and not after 32 failures
     # in a row: the base is then a poor one)
@@ -224,11 +226,16 @@ def base_candidates(model: Model, n: int, seed: int = 0, count: int = 4) -> list
     return out
 
 
-def _probe(model: Model, base: str, method: str) -> float | None:
+def _order(model: Model, base: str) -> np.ndarray:
+    """The input positions by increasing influence (:func:`_influence`)."""
+    return np.argsort(_influence(model, base), kind="stable")
+
+
+def _probe(model: Model, base: str, method: str, order: np.ndarray) -> float | None:
     """The certified margin with the 16 least influential positions free, or None: a
     cheap test of whether ``base`` is worth a search."""
     free = np.zeros(len(base), dtype=bool)
-    free[np.argsort(_influence(model, base), kind="stable")[:16]] = True
+    free[order[:16]] = True
     dec, p = certify(model, _rho(base, free), method, base)
     if dec is None:
         return None
@@ -259,7 +266,8 @@ def best_restriction(
     ranked = [cands[k] for k in np.argsort(-np.abs(z), kind="stable")]
     plan = [method]
     if method == "auto":
-        plan = ["box"] if applicable(model, n) else ["affine", "box"]
+        plan = ["affine", "box"] if applicable(model, n) is None else ["box"]
+    orders: dict[str, np.ndarray] = {}  # one influence ranking per base, both methods
     best = None
     for step, how in enumerate(plan):
         share = 2.0 / 3.0 if (len(plan) == 2 and step == 0) else 1.0
@@ -268,14 +276,16 @@ def best_restriction(
         for base in ranked:
             if time.perf_counter() >= deadline:
                 break
-            margin = _probe(model, base, how)
+            if base not in orders:
+                orders[base] = _order(model, base)
+            margin = _probe(model, base, how, orders[base])
             probed.append((-np.inf if margin is None else margin, base))
         order = [b for _, b in sorted(probed, key=lambda mb: -mb[0])]
         for base in order:
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
-            res = search_restriction(model, base, time_limit=left, method=how)
+            res = search_restriction(model, base, time_limit=left, method=how, order=orders[base])
             if res is not None and (best is None or res.free > best.free):
                 best = res
     return best
