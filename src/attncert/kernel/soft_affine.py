@@ -87,6 +87,10 @@ class AffineRange:
     z_hi: float
     per_row: tuple[tuple[float, float], ...]
     boxed: int  # entries of attention outputs kept as hull boxes
+    # per free position (in order), how far its choice moves the logit's affine part
+    # (the spread of its coefficients over the symbols, largest over readout rows): a
+    # diagnosis for the verifier's split choice, no part of the bound
+    blame: tuple[float, ...] | None = None
 
     @property
     def decision(self) -> bool | None:
@@ -203,4 +207,8 @@ def restriction_range(model: Model, rho: str, base: str) -> AffineRange:
         lo, hi = A.bounds(z)
         per = tuple((float(a), float(b)) for a, b in zip(lo[:, 0], hi[:, 0], strict=True))
         z_lo, z_hi = min(p[0] for p in per), max(p[1] for p in per)
+        if rows.m:
+            vals = A.choices(z.G[:, 0])[0]  # (R, m, A + 1)
+            spread = (vals.max(axis=-1) - vals.min(axis=-1)).max(axis=0)
+            return AffineRange(rho, base, z_lo, z_hi, per, boxed, tuple(map(float, spread)))
     return AffineRange(rho, base, z_lo, z_hi, per, boxed)

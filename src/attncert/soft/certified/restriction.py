@@ -112,7 +112,7 @@ def _attention_mass(model: Model, string: str) -> np.ndarray:
     return score[off : off + len(string)]
 
 
-def _influence(model: Model, base: str) -> np.ndarray:
+def influence(model: Model, base: str) -> np.ndarray:
     """Untrusted ranking: how much each input position can matter for the decision of
     ``base`` — the attention mass it receives (readout query of the last layer, plus
     the average over queries of earlier layers), summed over heads, at ``base`` and at
@@ -227,8 +227,8 @@ def base_candidates(model: Model, n: int, seed: int = 0, count: int = 4) -> list
 
 
 def _order(model: Model, base: str) -> np.ndarray:
-    """The input positions by increasing influence (:func:`_influence`)."""
-    return np.argsort(_influence(model, base), kind="stable")
+    """The input positions by increasing influence (:func:`influence`)."""
+    return np.argsort(influence(model, base), kind="stable")
 
 
 def _probe(model: Model, base: str, method: str, order: np.ndarray) -> float | None:

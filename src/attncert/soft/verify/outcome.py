@@ -1,0 +1,204 @@
+"""What ``verify`` found, in the kernel's numbers: certified accuracy bounds, the verdict,
+and the words for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from attncert.certificates.verify import VerifyCertificate
+from attncert.kernel.verify import VerifyCheckReport
+from attncert.soft.verify.search import SearchStats
+from attncert.verdicts import Verdict
+
+FREE = "*"
+
+
+def sci(x: Fraction, digits: int = 6) -> str:
+    """A non-negative fraction in decimal, exactly rounded down to ``digits`` significant
+    digits (no float: measures as small as 2⁻¹⁰²⁴ stay readable)."""
+    if x == 0:
+        return "0"
+    if x == 1:
+        return "1"
+    e = len(str(x.numerator)) - len(str(x.denominator))
+    while Fraction(10) ** e > x:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= x:
+        e += 1
+    m = int(x / Fraction(10) ** (e - digits + 1))  # floor: digits significant digits
+    s = str(m)
+    if -5 <= e < 0:
+        return "0." + "0" * (-e - 1) + s.rstrip("0")
+    if 0 <= e < digits:
+        whole, frac = s[: e + 1], s[e + 1 :].rstrip("0")
+        return whole + ("." + frac if frac else "")
+    frac = s[1:].rstrip("0")
+    return f"{s[0]}{'.' + frac if frac else ''}e{e:+d}"
+
+
+def sci_up(x: Fraction, digits: int = 6) -> str:
+    """As :func:`sci`, rounded up (for upper bounds)."""
+    down = sci(x, digits)
+    if Fraction(down) == x:
+        return down
+    step = Fraction(10) ** (_exp10(Fraction(down)) - digits + 1)
+    return sci(Fraction(down) + step, digits)
+
+
+def _exp10(x: Fraction) -> int:
+    e = 0
+    while Fraction(10) ** e > x:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= x:
+        e += 1
+    return e
+
+
+@dataclass(frozen=True, eq=False)
+class VerifyOutcome:
+    """The certificate, the kernel's report on it, and the search's statistics."""
+
+    certificate: VerifyCertificate
+    check: VerifyCheckReport
+    stats: SearchStats
+    search_seconds: float
+    check_seconds: float
+
+    @property
+    def total(self) -> int:
+        return len(self.certificate.alphabet) ** self.certificate.n
+
+    @property
+    def lower(self) -> Fraction:
+        """Certified lower bound on the accuracy (the kernel's count)."""
+        return Fraction(self.check.right, self.total)
+
+    @property
+    def upper(self) -> Fraction:
+        return Fraction(self.check.right + self.check.undecided, self.total)
+
+    @property
+    def undecided(self) -> Fraction:
+        return Fraction(self.check.undecided, self.total)
+
+    @property
+    def proved(self) -> str | None:
+        """'correct' (right on every string of length n), 'wrong' (a witness, decided in
+        arb), or None; only for a certificate the kernel accepted."""
+        if not self.check.accepted:
+            return None
+        if self.check.right == self.total:
+            return "correct"
+        if self.check.wrong:
+            return "wrong"
+        return None
+
+    @property
+    def verdict(self) -> str:
+        """CERTIFIED (proved correct at n), REFUTED (the model is proved wrong at n — or
+        the kernel rejected the certificate), UNDECIDED (the budget ran out first)."""
+        if not self.check.accepted or self.proved == "wrong":
+            return Verdict.REFUTED.value
+        if self.proved == "correct":
+            return Verdict.CERTIFIED.value
+        return Verdict.UNDECIDED.value
+
+    def witnesses(self) -> list[str]:
+        return [nd.leaf.witness for nd in self.certificate.nodes if nd.leaf and nd.leaf.witness]
+
+    def leaf_counts(self) -> dict[str, int]:
+        out = {"bound": 0, "exhaustive": 0, "open": 0}
+        for nd in self.certificate.nodes:
+            if nd.leaf is not None:
+                out[nd.leaf.kind] += 1
+        return out
+
+    def free_cube_measure(self) -> Fraction:
+        """The measure of the decided cubes that keep a free position: on PARITY the model
+        errs on exactly half of each (Theorem 1 / Theorem 6 in certified form)."""
+        alpha, n = len(self.certificate.alphabet), self.certificate.n
+        free = [n]
+        total = Fraction(0)
+        for k, nd in enumerate(self.certificate.nodes):
+            if k:
+                free.append(free[nd.parent] - 1)
+            if nd.leaf is not None and nd.leaf.kind == "bound" and free[k] > 0:
+                total += Fraction(1, alpha ** (n - free[k]))
+        return total
+
+    def headline(self) -> str:
+        c = self.certificate
+        if not self.check.accepted:
+            return "the kernel rejected the certificate: " + self.check.summary()
+        if self.proved == "correct":
+            return (
+                f"model {c.model_name} is proved correct on every string of length {c.n} "
+                f"({len(c.alphabet)}^{c.n} strings, {c.language})"
+            )
+        if self.proved == "wrong":
+            w = self.witnesses()[0]
+            return (
+                f"model {c.model_name} is proved wrong at n = {c.n}: it misclassifies "
+                f"{_short(w)} ({c.language}; decision confirmed in arb)"
+            )
+        return (
+            f"no verdict on model {c.model_name} at n = {c.n}: {sci(self.undecided)} of Σ^{c.n} "
+            f"is undecided ({self.stats.stopped or 'budget'})"
+        )
+
+    def summary(self) -> str:
+        c = self.certificate
+        lc = self.leaf_counts()
+        lines = [
+            f"model {c.model_name} ({c.model_sha256[:12]}…), language {c.language}, n = {c.n}",
+            f"tree: {len(c.nodes)} nodes ({lc['bound']} bound, {lc['exhaustive']} exhaustive, "
+            f"{lc['open']} open leaves); search {self.search_seconds:.1f} s, kernel check "
+            f"{self.check_seconds:.1f} s",
+        ]
+        if self.check.accepted:
+            lines.append(
+                f"certified accuracy over all {len(c.alphabet)}^{c.n} strings (uniform): "
+                f"[{sci(self.lower)}, {sci_up(self.upper)}]; undecided measure "
+                f"{sci_up(self.undecided)}"
+            )
+            if c.language in ("parity", "parity-odd"):
+                mu = self.free_cube_measure()
+                if mu:
+                    lines.append(
+                        f"Theorem 1 / 6: decided cubes with a free position cover "
+                        f"{sci(mu)} of Σ^{c.n}; on each the model errs on exactly half "
+                        f"(PARITY): accuracy ≤ 1 − {sci(mu)}/2"
+                    )
+            lines.append("CHECKED: " + "; ".join(self.check.facts))
+        lines.append(f"{self.verdict}: {self.headline()}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        c = self.certificate
+        return {
+            "verdict": self.verdict,
+            "proved": self.proved,
+            "model": c.model_name,
+            "language": c.language,
+            "n": c.n,
+            "accepted": self.check.accepted,
+            "failures": [vars(f) for f in self.check.failures],
+            "facts": list(self.check.facts),
+            "strings": str(self.total),
+            "right": str(self.check.right),
+            "wrong": str(self.check.wrong),
+            "undecided": str(self.check.undecided),
+            "accuracy": {"lower": sci(self.lower, 12), "upper": sci_up(self.upper, 12)},
+            "undecided_measure": sci_up(self.undecided, 12),
+            "witnesses": self.witnesses()[:8],
+            "leaves": self.leaf_counts(),
+            "nodes": len(c.nodes),
+            "search_seconds": round(self.search_seconds, 3),
+            "check_seconds": round(self.check_seconds, 3),
+            "stopped": self.stats.stopped,
+        }
+
+
+def _short(s: str) -> str:
+    return s if len(s) <= 64 else s[:30] + "…" + s[-30:]

@@ -1,0 +1,226 @@
+"""Branch-and-bound over cubes (untrusted search; issue 22).
+
+The root is the cube of all |Σ|ⁿ strings. A cube is decided when the model's decision is
+certified constant on it — the affine-form propagation of
+:func:`attncert.kernel.soft_affine.restriction_range` (the kernel's own evaluator, used
+here as the oracle) gives a logit range that excludes 0 — or, when it is small, by
+evaluating every completion with rigorous error bounds
+(:func:`attncert.kernel.verify.exhaustive_decisions`). A cube that is not decided is
+split on one free position into |Σ| children, one per symbol (the α,β-CROWN pattern:
+bound, then branch where the bound blames most). Cubes are taken largest first, so the
+undecided measure falls as fast as the bound allows; when the budget (time, nodes) runs
+out, what is left is recorded as open leaves with its exact measure.
+
+Which position to split: the one the affine bound blames most — the largest coefficient
+of the logit's form in that position's choice, plus the position's share of the
+linearization remainders (:attr:`AffineRange.blame`) — and where the bound gave nothing
+(its forms fell back to boxes), the attention mass the position receives at the cube's
+base string (positions that capture attention first).
+
+Every leaf's claims are re-derived by :mod:`attncert.kernel.verify`; nothing here is
+trusted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from attncert.certificates.verify import Leaf, Node
+from attncert.kernel.soft_affine import Unsupported, restriction_range
+from attncert.kernel.soft_bounds import Undecided
+from attncert.kernel.verify import completions, decide_string, exhaustive_decisions
+from attncert.languages.base import Language
+from attncert.languages.counting import completion, count_members, cube_size
+from attncert.model.spec import Model
+from attncert.soft.certified.restriction import influence
+
+FREE = "*"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When the search stops: seconds, nodes, and the largest cube evaluated string by
+    string (``exhaustive``: completions; 0 never)."""
+
+    seconds: float = 60.0
+    nodes: int = 200_000
+    exhaustive: int = 4096
+    direct: int = 64  # cubes this small are evaluated string by string without a bound
+
+
+@dataclass
+class SearchStats:
+    bounds: int = 0  # affine propagations run
+    bound_seconds: float = 0.0
+    exhaustive_strings: int = 0
+    exhaustive_seconds: float = 0.0
+    splits: int = 0
+    stopped: str = ""  # why the search stopped early ("" when every cube was decided)
+
+
+@dataclass
+class _Cube:
+    node: int
+    rho: str
+    base: str
+    order: np.ndarray | None  # inherited split ranking (positions, most blamed first)
+
+
+class Tree:
+    """The nodes as the certificate lists them (parent before child)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = [Node(None, None)]
+
+    def child(self, parent: int, symbol: str) -> int:
+        self.nodes.append(Node(parent, symbol))
+        return len(self.nodes) - 1
+
+    def split(self, k: int, position: int) -> None:
+        nd = self.nodes[k]
+        self.nodes[k] = Node(nd.parent, nd.symbol, split=position + 1)
+
+    def leaf(self, k: int, leaf: Leaf) -> None:
+        nd = self.nodes[k]
+        self.nodes[k] = Node(nd.parent, nd.symbol, leaf=leaf)
+
+
+def search(
+    model: Model,
+    lang: Language,
+    n: int,
+    *,
+    budget: Budget,
+    base: str,
+    progress: Callable[[float, int], None] | None = None,
+) -> tuple[Tree, SearchStats]:
+    """Branch and bound (module docstring). ``progress(decided measure, nodes)`` is called
+    after every node."""
+    t0 = time.perf_counter()
+    alpha = tuple(model.alphabet)
+    tree = Tree()
+    stats = SearchStats()
+    heap: list[tuple[int, int, _Cube]] = []
+    seq = 0
+
+    def push(c: _Cube) -> None:
+        nonlocal seq
+        heapq.heappush(heap, (-c.rho.count(FREE), seq, c))
+        seq += 1
+
+    push(_Cube(0, FREE * n, base, None))
+    decided = 0.0
+    while heap:
+        if time.perf_counter() - t0 > budget.seconds:
+            stats.stopped = f"time limit ({budget.seconds:g} s)"
+            break
+        if len(tree.nodes) + len(alpha) > budget.nodes:
+            stats.stopped = f"node limit ({budget.nodes})"
+            break
+        _, _, cube = heapq.heappop(heap)
+        leaf, order = _decide(model, lang, cube, budget, stats)
+        if leaf is not None:
+            tree.leaf(cube.node, leaf)
+            decided += len(alpha) ** (cube.rho.count(FREE) - n)
+        else:
+            p = _pick(model, cube, order)
+            tree.split(cube.node, p)
+            stats.splits += 1
+            rest = None if order is None else order[order != p]
+            for a in alpha:
+                k = tree.child(cube.node, a)
+                push(
+                    _Cube(
+                        k,
+                        cube.rho[:p] + a + cube.rho[p + 1 :],
+                        cube.base[:p] + a + cube.base[p + 1 :],
+                        rest,
+                    )
+                )
+        if progress is not None:
+            progress(decided, len(tree.nodes))
+    for _, _, cube in heap:
+        tree.leaf(cube.node, Leaf("open", reason=stats.stopped or "budget"))
+    return tree, stats
+
+
+def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
+    """(leaf or None, the split ranking the bound suggests)."""
+    size = cube_size(len(model.alphabet), cube.rho)
+    if size <= budget.direct:
+        return _exhaustive(model, lang, cube.rho, stats), None
+    t = time.perf_counter()
+    stats.bounds += 1
+    try:
+        got = restriction_range(model, cube.rho, cube.base)
+    except (Unsupported, Undecided):
+        got = None
+    stats.bound_seconds += time.perf_counter() - t
+    if got is not None and got.decision is not None:
+        return _bound_leaf(model, lang, cube, got), None
+    if size <= budget.exhaustive:
+        return _exhaustive(model, lang, cube.rho, stats), None
+    order = None
+    if got is not None and got.blame is not None and np.max(got.blame) > 0:
+        free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
+        order = free[np.argsort(-np.asarray(got.blame), kind="stable")]
+    return None, order
+
+
+def _bound_leaf(model, lang, cube: _Cube, got) -> Leaf:
+    decision = bool(got.decision)
+    size = cube_size(len(model.alphabet), cube.rho)
+    members = count_members(lang, cube.rho)
+    right, wrong = (members, size - members) if decision else (size - members, members)
+    witness = None
+    if wrong:
+        witness = completion(lang, cube.rho, member=not decision)
+        if decide_string(model, witness, "witness") != decision:  # pragma: no cover
+            raise AssertionError(
+                f"the affine bound gave decision {decision} on a cube containing "
+                f"{witness[:32]}…, which arb decides otherwise: an unsound bound"
+            )
+    return Leaf(
+        "bound",
+        decision=decision,
+        method="affine",
+        base=cube.base,
+        z_range=(got.z_lo, got.z_hi),
+        members=members,
+        right=right,
+        wrong=wrong,
+        witness=witness,
+    )
+
+
+def _exhaustive(model, lang, rho: str, stats: SearchStats) -> Leaf:
+    t = time.perf_counter()
+    strings = completions(rho, tuple(model.alphabet))
+    accept = exhaustive_decisions(model, strings)
+    member = np.array([lang.contains(s) for s in strings])
+    wrong_at = np.flatnonzero(accept != member)
+    stats.exhaustive_strings += len(strings)
+    stats.exhaustive_seconds += time.perf_counter() - t
+    return Leaf(
+        "exhaustive",
+        members=int(member.sum()),
+        right=len(strings) - len(wrong_at),
+        wrong=len(wrong_at),
+        witness=strings[int(wrong_at[0])] if len(wrong_at) else None,
+    )
+
+
+def _pick(model: Model, cube: _Cube, order: np.ndarray | None) -> int:
+    """The position to split (module docstring)."""
+    free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
+    if order is not None:
+        for p in order:
+            if cube.rho[int(p)] == FREE:
+                return int(p)
+    mass = influence(model, cube.base)
+    return int(free[np.argmax(mass[free])])
