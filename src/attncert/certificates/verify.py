@@ -7,6 +7,9 @@ and one length n. It states certified counts of the strings of length n that the
 classifies right, wrong, or that no leaf decided — hence certified bounds on the model's
 accuracy under the uniform distribution on Σⁿ.
 
+``language``
+    a registered language name (``parity``, ``dyck1``, …) or ``{"dfa": …}``, an automaton
+    in the DFA file format (:mod:`attncert.languages.dfa`).
 ``nodes``
     a flat list; node 0 is the root, the cube of every string of length n. Every other
     node names its ``parent`` (an earlier node) and the ``symbol`` its parent's ``split``
@@ -112,7 +115,7 @@ class VerifyCertificate:
     model_name: str
     model_sha256: str
     model_source: dict[str, Any] | None
-    language: str
+    language: str | dict[str, Any]  # a registered name, or {"dfa": DFA as JSON}
     n: int
     alphabet: tuple[str, ...]
     nodes: tuple[Node, ...]
@@ -224,7 +227,7 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> VerifyCerti
         model_name=str(m.get("name", "")),
         model_sha256=_field(m, "sha256", f"{source}: model", str),
         model_source=m.get("source"),
-        language=_field(data, "language", source, str),
+        language=_field(data, "language", source, (str, dict)),
         n=n,
         alphabet=tuple(_field(data, "alphabet", source, str)),
         nodes=tuple(nodes),

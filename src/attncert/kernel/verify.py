@@ -47,6 +47,7 @@ from attncert.kernel.soft_propagate import propagate
 from attncert.languages import language as make_language
 from attncert.languages.base import Language
 from attncert.languages.counting import count_members, cube_size, supported
+from attncert.languages.dfa import DFA
 from attncert.model.spec import Model
 
 __implements__ = ("Hahn Theorem 1", "Hahn Theorem 6")
@@ -152,7 +153,10 @@ def _identity(cert: VerifyCertificate, model: Model) -> Language:
             "alphabet", "alphabet", f"the model's alphabet is {''.join(model.alphabet)!r}"
         )
     try:
-        lang = make_language(cert.language)
+        if isinstance(cert.language, dict):
+            lang = DFA.from_dict(cert.language.get("dfa"), source="language.dfa")
+        else:
+            lang = make_language(cert.language)
     except AttncertError as err:
         raise _Reject("language", "language", err.message) from None
     if set(lang.alphabet) != set(model.alphabet):

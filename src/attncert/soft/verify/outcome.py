@@ -66,6 +66,11 @@ class VerifyOutcome:
     check_seconds: float
 
     @property
+    def language(self) -> str:
+        lang = self.certificate.language
+        return lang if isinstance(lang, str) else str(lang.get("dfa", {}).get("name", "dfa"))
+
+    @property
     def total(self) -> int:
         return len(self.certificate.alphabet) ** self.certificate.n
 
@@ -134,13 +139,13 @@ class VerifyOutcome:
         if self.proved == "correct":
             return (
                 f"model {c.model_name} is proved correct on every string of length {c.n} "
-                f"({len(c.alphabet)}^{c.n} strings, {c.language})"
+                f"({len(c.alphabet)}^{c.n} strings, {self.language})"
             )
         if self.proved == "wrong":
             w = self.witnesses()[0]
             return (
                 f"model {c.model_name} is proved wrong at n = {c.n}: it misclassifies "
-                f"{_short(w)} ({c.language}; decision confirmed in arb)"
+                f"{_short(w)} ({self.language}; decision confirmed in arb)"
             )
         return (
             f"no verdict on model {c.model_name} at n = {c.n}: {sci(self.undecided)} of Σ^{c.n} "
@@ -151,7 +156,7 @@ class VerifyOutcome:
         c = self.certificate
         lc = self.leaf_counts()
         lines = [
-            f"model {c.model_name} ({c.model_sha256[:12]}…), language {c.language}, n = {c.n}",
+            f"model {c.model_name} ({c.model_sha256[:12]}…), language {self.language}, n = {c.n}",
             f"tree: {len(c.nodes)} nodes ({lc['bound']} bound, {lc['exhaustive']} exhaustive, "
             f"{lc['open']} open leaves); search {self.search_seconds:.1f} s, kernel check "
             f"{self.check_seconds:.1f} s",
@@ -162,7 +167,7 @@ class VerifyOutcome:
                 f"[{sci(self.lower)}, {sci_up(self.upper)}]; undecided measure "
                 f"{sci_up(self.undecided)}"
             )
-            if c.language in ("parity", "parity-odd"):
+            if self.language in ("parity", "parity-odd"):
                 mu = self.free_cube_measure()
                 if mu:
                     lines.append(
@@ -180,7 +185,7 @@ class VerifyOutcome:
             "verdict": self.verdict,
             "proved": self.proved,
             "model": c.model_name,
-            "language": c.language,
+            "language": self.language,
             "n": c.n,
             "accepted": self.check.accepted,
             "failures": [vars(f) for f in self.check.failures],

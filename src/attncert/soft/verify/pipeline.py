@@ -118,7 +118,7 @@ def verify(
         model_name=model.name,
         model_sha256=model.digest,
         model_source=source,
-        language=lang.name,
+        language=language_record(lang),
         n=n,
         alphabet=tuple(model.alphabet),
         nodes=tuple(tree.nodes),
@@ -140,6 +140,16 @@ def verify(
     t1 = time.perf_counter()
     report_ = check(cert, model)
     return VerifyOutcome(cert, report_, stats, t_search, time.perf_counter() - t1)
+
+
+def language_record(lang: Language) -> str | dict:
+    """How the certificate names the language: its registered name, or a DFA in full."""
+    from attncert.languages import LANGUAGE_NAMES
+    from attncert.languages.dfa import DFA
+
+    if isinstance(lang, DFA) and lang.name not in LANGUAGE_NAMES:
+        return {"dfa": lang.to_dict()}
+    return lang.name
 
 
 def _totals(nodes, model: Model, n: int) -> tuple[int, int, int]:

@@ -1,0 +1,113 @@
+"""``attncert verify MODEL --language L --n N``: certified accuracy over all |Σ|ⁿ strings.
+
+Branch-and-bound over cubes (restrictions): a cube on which the model's decision is
+certified constant — by the affine-form bound, or by evaluating each of its (few)
+completions with rigorous error bounds — counts its exact number of members of L as
+right or wrong; a cube that is not decided is split on the position the bound blames
+most, one child per symbol. The tree is a certificate that the independent kernel
+(attncert.kernel.verify) re-derives leaf by leaf; only its counts are printed:
+
+    certified accuracy ∈ [right, right + undecided] / |Σ|ⁿ   (uniform distribution)
+
+    attncert verify zoo:trained_first_last --language first_last --n 12
+    attncert verify zoo:trained_parity --language parity --n 64 --time-limit 60 -o tree.json
+    attncert verify-check tree.json
+
+Languages: parity, parity-odd, ones_star, first_last, majority, dyck1, anbn, or dfa:PATH
+(exact counts over cubes: dynamic programming over the automaton or the height).
+
+Verdicts (and exit status): CERTIFIED (0) — the model is proved correct on every string
+of length n; REFUTED (1) — it is proved wrong (a string it misclassifies, its decision
+confirmed in arb), or the kernel rejected the certificate; UNDECIDED (3) — the budget ran
+out with part of Σⁿ undecided: the bounds found so far are printed with the undecided
+measure. A model or language the verifier cannot handle (hard heads, Dyck-k for k ≥ 2, an
+alphabet mismatch) exits 2 with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from attncert.cli.common import (
+    LANGUAGE_HELP,
+    add_json_flag,
+    add_model_argument,
+    load_language_arg,
+    load_model_arg,
+    print_json,
+)
+from attncert.errors import InputError
+from attncert.verdicts import Verdict
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="certified accuracy over all |Σ|ⁿ strings (branch-and-bound, checked by the kernel)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_model_argument(p)
+    p.add_argument("--language", required=True, help=LANGUAGE_HELP)
+    p.add_argument("--n", type=int, required=True, help="string length")
+    p.add_argument(
+        "--time-limit", type=float, default=60.0, help="seconds for the search (default 60)"
+    )
+    p.add_argument("--max-nodes", type=int, default=200_000, help="largest tree (default 200000)")
+    p.add_argument(
+        "--exhaustive",
+        type=int,
+        default=4096,
+        help="cubes with at most this many completions are evaluated string by string "
+        "when the bound does not decide them (default 4096)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the root's base string")
+    p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from attncert.soft.verify import verify
+
+    if not args.time_limit > 0:
+        raise InputError(f"--time-limit {args.time_limit}", expected="a positive number")
+    if args.max_nodes < 1:
+        raise InputError(f"--max-nodes {args.max_nodes}", expected="a positive integer")
+    if args.exhaustive < 0:
+        raise InputError(f"--exhaustive {args.exhaustive}", expected="a non-negative integer")
+    if args.output:
+        out = Path(args.output)
+        if out.is_dir():
+            raise InputError(f"-o {args.output!r} is a directory", expected="a file path")
+        if out.parent.exists() and not out.parent.is_dir():
+            raise InputError(f"-o {args.output!r}: {out.parent} is not a directory")
+    model = load_model_arg(args.model)
+    lang = load_language_arg(args.language)
+    source = (
+        {"zoo": args.model[4:]}
+        if args.model.startswith("zoo:")
+        else {"path": str(Path(args.model).resolve())}
+    )
+    res = verify(
+        model,
+        lang,
+        args.n,
+        time_limit=args.time_limit,
+        max_nodes=args.max_nodes,
+        exhaustive=args.exhaustive,
+        seed=args.seed,
+        source=source,
+        progress=False if (args.quiet or args.json) else None,
+    )
+    if args.output:
+        res.certificate.save(args.output)
+    if args.json:
+        print_json({**res.to_dict(), "output": args.output})
+    else:
+        print(res.summary())
+        if args.output:
+            print(f"certificate written to {args.output}")
+    return Verdict(res.verdict).exit_code

@@ -1,0 +1,476 @@
+"""Certified accuracy over all |Σ|ⁿ strings (attncert verify, issue 22): exact cube counts
+against enumeration, the batched rigorous logits against the float and arb passes, the
+certified interval against brute force over every string, proofs of correctness at
+n = 1024 for compiled models, and a kernel that rejects every edit of the tree."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncert.certificates.verify import certificate_from_dict
+from attncert.compile import compile_formula
+from attncert.errors import UnsupportedError
+from attncert.kernel import soft as K
+from attncert.kernel.soft_batch import logit_bounds, tokens
+from attncert.kernel.verify import check
+from attncert.languages import language
+from attncert.languages.counting import completion, count_members
+from attncert.languages.dfa import DFA
+from attncert.logic.interpreter import holds
+from attncert.logic.parser import parse
+from attncert.model import forward, random_model, zoo_model
+from attncert.soft.verify import verify
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_model_v2 import v2_model
+
+__implements__ = ("Hahn Theorem 1", "Hahn Theorem 6")
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+def prev_one() -> DFA:
+    """The strings whose second-to-last symbol is 1 ("prev Q_1" at the last position)."""
+    return DFA(
+        states=("start", "0", "1", "00", "01", "10", "11"),
+        alphabet=("0", "1"),
+        delta=((1, 2), (3, 4), (5, 6), (3, 4), (5, 6), (3, 4), (5, 6)),
+        start=0,
+        accepting=frozenset({5, 6}),
+        name="prev1",
+    )
+
+
+def last_one() -> DFA:
+    return DFA(("0", "1"), ("0", "1"), ((0, 1), (0, 1)), 0, frozenset({1}), name="last1")
+
+
+@pytest.fixture(scope="module")
+def prev_model():
+    return compile_formula("prev Q_1", "temperature", alphabet="01")
+
+
+def _all(alphabet, n):
+    return ["".join(t) for t in itertools.product(alphabet, repeat=n)]
+
+
+def _brute_accuracy(model, lang, n) -> float:
+    """Exact accuracy by the float forward pass over every string (no logit near 0)."""
+    strings = _all(model.alphabet, n)
+    z = forward(model, strings, keep_attention=False).logits
+    assert np.abs(z).min() > 1e-6, "a logit too close to 0 for the float pass"
+    member = np.array([lang.contains(s) for s in strings])
+    return float(np.mean((z > 0) == member))
+
+
+# ----------------------------------------------------------------------------- counting
+
+
+@pytest.mark.parametrize(
+    "name", ["parity", "parity-odd", "ones_star", "first_last", "majority", "dyck1", "anbn"]
+)
+def test_cube_counts_and_completions_match_enumeration(name):
+    lang = language(name)
+    alpha = lang.alphabet
+    rng = np.random.default_rng(7)
+    for n in range(1, 9):
+        for _ in range(12):
+            rho = "".join(rng.choice([*alpha, "*", "*"]) for _ in range(n))
+            comps = [
+                "".join(t) for t in itertools.product(*[alpha if c == "*" else (c,) for c in rho])
+            ]
+            assert count_members(lang, rho) == sum(lang.contains(s) for s in comps), rho
+            for want in (True, False):
+                w = completion(lang, rho, want)
+                exists = any(lang.contains(s) == want for s in comps)
+                assert (w is not None) == exists, (rho, want)
+                if w is not None:
+                    assert w in comps and lang.contains(w) == want
+
+
+def test_counts_are_exact_at_large_n():
+    assert count_members(language("parity"), "1" + "*" * 1023) == 2**1022
+    assert count_members(language("first_last"), "0" + "*" * 1022 + "0") == 2**1022
+    # Dyck-1 of length 2k: the Catalan number
+    from math import comb
+
+    assert count_members(language("dyck1"), "*" * 40) == comb(40, 20) // 21
+    assert count_members(language("majority"), "*" * 11) == 2**10
+    assert count_members(prev_one(), "*" * 30) == 2**29
+
+
+def test_dyck2_counts_are_refused_with_the_reason():
+    with pytest.raises(UnsupportedError, match="not for dyck2"):
+        count_members(language("dyck2"), "(**]")
+
+
+# ----------------------------------------------------------------------------- rigorous batch
+
+BATCH_MODELS = {
+    "trained_parity": lambda: zoo_model("trained_parity"),
+    "trained_dyck1": lambda: zoo_model("trained_dyck1"),
+    "v2 mean readout": lambda: v2_model(0),
+    "v2 post-norm relu": lambda: v2_model(
+        1, norm_position="post", activation="relu", readout="last"
+    ),
+    "random causal |Σ|=3": lambda: random_model(2, 1, 6, kind="softmax", seed=4, alphabet="abc"),
+    "soft_parity": lambda: zoo_model("soft_parity"),
+}
+
+
+@pytest.mark.parametrize("name", list(BATCH_MODELS))
+def test_batched_logits_enclose_the_float_and_arb_logits(name):
+    model = BATCH_MODELS[name]()
+    rng = np.random.default_rng(1)
+    for n in (1, 6):
+        strings = ["".join(rng.choice(list(model.alphabet), n)) for _ in range(24)]
+        lo, hi = logit_bounds(model, tokens(model, strings))
+        z = forward(model, strings).logits
+        assert np.all(lo <= z + 1e-9) and np.all(z - 1e-9 <= hi)
+        assert np.all(hi - lo < 1e-2)
+        prec, ball = K.decide(model, strings[0])
+        assert prec is not None and lo[0] <= float(ball.lower()) and float(ball.upper()) <= hi[0]
+
+
+# ----------------------------------------------------------------------------- verify vs brute force
+
+SMALL = {
+    "trained_first_last": (lambda: zoo_model("trained_first_last"), "first_last", 8),
+    "trained_majority": (lambda: zoo_model("trained_majority"), "majority", 7),
+    "random L1-H2-d8": (lambda: random_model(1, 2, 8, kind="softmax", seed=5), "parity", 7),
+    "v2 tanh-gelu first": (
+        lambda: v2_model(2, activation="gelu_tanh", readout="first"),
+        "parity",
+        6,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_certified_accuracy_equals_brute_force_at_small_n(name):
+    make, lang_name, n = SMALL[name]
+    model, lang = make(), language(lang_name)
+    out = verify(model, lang, n, time_limit=60, progress=False)
+    assert out.check.accepted, out.check.summary()
+    exact = _brute_accuracy(model, lang, n)
+    assert out.undecided == 0 and float(out.lower) == pytest.approx(exact, abs=0)
+    assert out.proved == ("correct" if exact == 1.0 else "wrong")
+    assert out.verdict == ("CERTIFIED" if exact == 1.0 else "REFUTED")
+
+
+def test_bound_leaves_agree_with_brute_force(prev_model):
+    """With string-by-string evaluation switched off every leaf is a bound: the interval
+    still contains the brute-force accuracy, for the right and for a wrong language."""
+    for lang in (prev_one(), last_one()):
+        out = verify(prev_model, lang, 9, exhaustive=0, progress=False)
+        assert out.check.accepted and out.leaf_counts()["exhaustive"] == 0
+        exact = _brute_accuracy(prev_model, lang, 9)
+        assert float(out.lower) <= exact <= float(out.upper)
+
+
+def test_a_compiled_model_is_proved_correct_on_every_string_at_n_1024(prev_model):
+    # the DFA is the formula's language: checked against the logic interpreter
+    f = parse("prev Q_1")
+    for s in _all("01", 6):
+        assert prev_one().contains(s) == holds(f, s)
+    out = verify(prev_model, prev_one(), 1024, time_limit=60, progress=False)
+    assert out.verdict == "CERTIFIED" and out.proved == "correct", out.summary()
+    assert out.check.right == 2**1024 and out.leaf_counts()["open"] == 0
+    assert "proved correct on every string of length 1024" in out.summary()
+
+
+def test_a_wrong_model_is_proved_wrong_with_witnesses_decided_in_arb(prev_model):
+    out = verify(prev_model, last_one(), 256, time_limit=60, progress=False)
+    assert out.proved == "wrong" and out.verdict == "REFUTED"
+    assert float(out.lower) == 0.5 == float(out.upper)  # right exactly when the two agree
+    for w in out.witnesses():
+        prec, ball = K.decide(prev_model, w)
+        assert prec is not None and bool(ball > 0) != last_one().contains(w)
+
+
+def test_exact_parity_models_never_get_a_bound_cube_with_a_free_position():
+    """soft_parity / soft_parity_ln compute PARITY exactly: no cube with a free position
+    has a constant decision, so no sound bound may claim one."""
+    for name in ("soft_parity", "soft_parity_ln"):
+        model = zoo_model(name)
+        out = verify(model, "parity", 5, exhaustive=0, progress=False)
+        assert out.check.accepted and out.proved == "correct"
+        free = _free_counts(out.certificate)
+        for k, nd in enumerate(out.certificate.nodes):
+            if nd.leaf is not None and nd.leaf.kind == "bound":
+                assert free[k] == 0, (name, k)
+
+
+def test_an_exhausted_budget_is_undecided_never_proved():
+    model = zoo_model("trained_parity")
+    out = verify(model, "parity", 64, time_limit=0.5, progress=False)
+    assert out.check.accepted and out.verdict == "UNDECIDED" and out.proved is None
+    assert out.undecided > 0 and float(out.upper) - float(out.lower) >= float(out.undecided)
+    assert "undecided" in out.summary()
+
+
+def _free_counts(cert) -> list[int]:
+    free = [cert.n]
+    for nd in cert.nodes[1:]:
+        free.append(free[nd.parent] - 1)
+    return free
+
+
+# ----------------------------------------------------------------------------- tampering
+
+
+@pytest.fixture(scope="module")
+def wrong_tree(prev_model):
+    """A certificate with bound leaves, wrong leaves and witnesses (prev model judged on
+    the last-symbol language) and one with exhaustive leaves."""
+    out = verify(prev_model, last_one(), 12, exhaustive=0, progress=False)
+    assert out.check.accepted and out.check.wrong > 0
+    return out.certificate.to_dict()
+
+
+@pytest.fixture(scope="module")
+def exhaustive_tree():
+    out = verify(random_model(1, 2, 8, kind="softmax", seed=5), "parity", 6, progress=False)
+    assert out.check.accepted and out.leaf_counts()["exhaustive"] >= 1 and out.check.wrong > 0
+    return out.certificate.to_dict()
+
+
+def _rejects(data, model, claim, match):
+    rep = check(certificate_from_dict(json.loads(json.dumps(data))), model)
+    assert not rep.accepted, "an edited certificate was accepted"
+    text = rep.summary()
+    assert claim in text and match in text, text
+
+
+def _first(data, pred):
+    return next(k for k, nd in enumerate(data["nodes"]) if pred(nd))
+
+
+def test_the_untouched_certificates_are_accepted(wrong_tree, exhaustive_tree, prev_model):
+    assert check(certificate_from_dict(wrong_tree), prev_model).accepted
+    rnd = random_model(1, 2, 8, kind="softmax", seed=5)
+    assert check(certificate_from_dict(exhaustive_tree), rnd).accepted
+
+
+def test_a_dropped_leaf_is_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    k = _first(data, lambda nd: "leaf" in nd and nd["parent"] is not None)
+    del data["nodes"][k]
+    for nd in data["nodes"][k:]:  # keep the later parents pointing at the same nodes
+        if nd["parent"] is not None and nd["parent"] > k:
+            nd["parent"] -= 1
+    _rejects(data, prev_model, "tree", "exactly once is needed for a partition")
+
+
+def test_overlapping_leaves_are_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    k = _first(data, lambda nd: "leaf" in nd and nd["parent"] is not None)
+    data["nodes"].append(json.loads(json.dumps(data["nodes"][k])))  # the same cube twice
+    _rejects(data, prev_model, "tree", "exactly once is needed for a partition")
+
+
+def test_a_changed_branch_symbol_is_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    k = _first(data, lambda nd: nd["parent"] is not None)
+    data["nodes"][k]["symbol"] = "1" if data["nodes"][k]["symbol"] == "0" else "0"
+    _rejects(data, prev_model, "tree", "exactly once is needed for a partition")
+    data["nodes"][k]["symbol"] = "x"
+    _rejects(data, prev_model, "tree", "is not a symbol of Σ")
+
+
+def test_a_split_of_a_fixed_position_is_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    inner = [k for k, nd in enumerate(data["nodes"]) if "split" in nd]
+    child = _first(data, lambda nd: nd["parent"] == inner[0] and "split" in nd)
+    data["nodes"][child]["split"] = data["nodes"][inner[0]]["split"]
+    _rejects(data, prev_model, "tree", "is already fixed there")
+
+
+@pytest.mark.parametrize("field", ["members", "right", "wrong"])
+def test_an_edited_count_is_rejected(wrong_tree, prev_model, field):
+    data = json.loads(json.dumps(wrong_tree))
+    k = _first(data, lambda nd: "leaf" in nd)
+    data["nodes"][k]["leaf"][field] = str(int(data["nodes"][k]["leaf"][field]) + 1)
+    _rejects(data, prev_model, "counts", "")
+
+
+def test_edited_totals_are_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    data["totals"]["right"] = str(int(data["totals"]["right"]) + 1)
+    _rejects(data, prev_model, "totals", "the leaves give")
+
+
+def test_an_unsound_or_stretched_range_is_rejected(wrong_tree, prev_model):
+    k = _first(wrong_tree, lambda nd: nd.get("leaf", {}).get("kind") == "bound")
+    lo, hi = wrong_tree["nodes"][k]["leaf"]["z_range"]
+    for z, match in (([lo + 0.5 * abs(lo), hi], "not sound"), ([lo - 1.0, hi], "not what")):
+        data = json.loads(json.dumps(wrong_tree))
+        data["nodes"][k]["leaf"]["z_range"] = z
+        _rejects(data, prev_model, "bound", match)
+
+
+def test_a_flipped_decision_is_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    k = _first(data, lambda nd: nd.get("leaf", {}).get("kind") == "bound")
+    data["nodes"][k]["leaf"]["decision"] = not data["nodes"][k]["leaf"]["decision"]
+    _rejects(data, prev_model, "bound", "does not give decision")
+
+
+def test_a_base_outside_the_cube_is_rejected(wrong_tree, prev_model):
+    data = json.loads(json.dumps(wrong_tree))
+    k = _first(
+        data, lambda nd: nd.get("leaf", {}).get("kind") == "bound" and nd["parent"] is not None
+    )
+    parent = data["nodes"][data["nodes"][k]["parent"]]
+    p = parent["split"] - 1
+    base = data["nodes"][k]["leaf"]["base"]
+    data["nodes"][k]["leaf"]["base"] = base[:p] + ("1" if base[p] == "0" else "0") + base[p + 1 :]
+    _rejects(data, prev_model, "bound", "differs from ρ")
+
+
+def test_missing_or_false_witnesses_are_rejected(wrong_tree, exhaustive_tree, prev_model):
+    k = _first(wrong_tree, lambda nd: nd.get("leaf", {}).get("witness"))
+    data = json.loads(json.dumps(wrong_tree))
+    data["nodes"][k]["leaf"]["witness"] = None
+    _rejects(data, prev_model, "witness", "needs a witness")
+    # a completion the model gets right: the second-to-last and last symbols agree
+    w = data["nodes"][k]["leaf"]["witness"] = wrong_tree["nodes"][k]["leaf"]["witness"]
+    right = w[:-1] + w[-2]
+    data["nodes"][k]["leaf"]["witness"] = right
+    _rejects(data, prev_model, "witness", "which is right for")
+    rnd = random_model(1, 2, 8, kind="softmax", seed=5)
+    j = _first(exhaustive_tree, lambda nd: nd.get("leaf", {}).get("witness"))
+    data = json.loads(json.dumps(exhaustive_tree))
+    data["nodes"][j]["leaf"]["witness"] = "0" * (len(data["nodes"][j]["leaf"]["witness"]) + 1)
+    _rejects(data, rnd, "witness", "is not a completion")
+
+
+def test_an_exhaustive_count_edit_and_another_model_are_rejected(exhaustive_tree):
+    rnd = random_model(1, 2, 8, kind="softmax", seed=5)
+    data = json.loads(json.dumps(exhaustive_tree))
+    k = _first(data, lambda nd: nd.get("leaf", {}).get("kind") == "exhaustive")
+    leaf = data["nodes"][k]["leaf"]
+    leaf["right"], leaf["wrong"] = str(int(leaf["right"]) + 1), str(int(leaf["wrong"]) - 1)
+    _rejects(data, rnd, "counts", "right/wrong are")
+    _rejects(exhaustive_tree, random_model(1, 2, 8, kind="softmax", seed=6), "model", "hash")
+
+
+def test_the_kernel_checker_imports_no_search_code():
+    import ast
+
+    src = Path(__file__).resolve().parents[1] / "src" / "attncert" / "kernel" / "verify.py"
+    names = {
+        (n.module or "") if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(ast.parse(src.read_text()))
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in n.names
+    }
+    assert not any(m.startswith(("attncert.soft", "attncert.hard", "z3", "pysat")) for m in names)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "attncert", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_cli_exit_codes_json_and_recheck(tmp_path, prev_model):
+    from attncert.model import save_model
+
+    mpath = tmp_path / "prev.json"
+    save_model(prev_model, mpath)
+    dpath = tmp_path / "prev1.json"
+    dpath.write_text(json.dumps(prev_one().to_dict()))
+    cert = tmp_path / "tree.json"
+    r = _cli("verify", str(mpath), "--language", f"dfa:{dpath}", "--n", "40", "-o", str(cert))
+    assert r.returncode == 0 and "proved correct on every string of length 40" in r.stdout, r
+    r = _cli("verify-check", str(cert), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["accepted"]
+    r = _cli("verify", "zoo:trained_first_last", "--language", "parity", "--n", "6", "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["proved"] == "wrong"
+    r = _cli(
+        "verify", "zoo:trained_parity", "--language", "parity", "--n", "64", "--time-limit", "0.3"
+    )
+    assert r.returncode == 3 and "UNDECIDED" in r.stdout
+    data = json.loads(cert.read_text())
+    data["totals"]["wrong"] = "1"
+    cert.write_text(json.dumps(data))
+    r = _cli("verify-check", str(cert))
+    assert r.returncode == 1 and "REJECTED" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["zoo:ones_star", "--language", "ones_star", "--n", "8"], "hard-attention head"),
+        (["zoo:trained_dyck1", "--language", "dyck2", "--n", "8"], "over"),
+        (["zoo:trained_parity", "--language", "dyck1", "--n", "8"], "over"),
+        (["zoo:trained_parity", "--language", "parity", "--n", "0"], "length 0"),
+        (
+            ["zoo:trained_parity", "--language", "parity", "--n", "8", "--time-limit", "-1"],
+            "time-limit",
+        ),
+    ],
+)
+def test_cli_refuses_what_it_cannot_verify(args, match, capsys):
+    from attncert.cli.main import main
+
+    assert main(["verify", *args]) == 2
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err, err
+
+
+# ----------------------------------------------------------------------------- slow: many models
+
+
+def _many():
+    out = []
+    for seed in range(6):
+        out.append(
+            (f"random L1 s{seed}", random_model(1, 2, 8, kind="softmax", seed=seed), "parity")
+        )
+        out.append(
+            (f"random L2 s{seed}", random_model(2, 1, 8, kind="softmax", seed=seed), "majority")
+        )
+    for seed in range(4):
+        out.append((f"v2 s{seed}", v2_model(seed), "parity"))
+        out.append(
+            (
+                f"v2 post s{seed}",
+                v2_model(seed, norm_position="post", activation="relu", readout="last"),
+                "first_last",
+            )
+        )
+    for name, lang in (
+        ("trained_parity", "parity"),
+        ("trained_majority", "majority"),
+        ("trained_first_last", "first_last"),
+        ("trained_dyck1", "dyck1"),
+        ("soft_parity", "parity"),
+    ):
+        out.append((name, zoo_model(name), lang))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exhaustive", [4096, 0])
+def test_brute_force_lands_inside_the_interval_on_many_models(exhaustive):
+    for name, model, lang_name in _many():
+        lang = language(lang_name)
+        for n in (8, 12) if exhaustive else (6,):
+            out = verify(model, lang, n, time_limit=120, exhaustive=exhaustive, progress=False)
+            assert out.check.accepted, (name, out.check.summary())
+            exact = _brute_accuracy(model, lang, n)
+            assert float(out.lower) <= exact <= float(out.upper), (name, n)
+            if out.undecided == 0:
+                assert float(out.lower) == exact
