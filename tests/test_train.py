@@ -64,7 +64,7 @@ def test_unknown_language_or_distribution():
 @pytest.mark.parametrize(
     ("change", "where"),
     [
-        ({"layers": 3}, "recipe.layers"),
+        ({"layers": 5}, "recipe.layers"),
         ({"d": 65}, "recipe.d"),
         ({"heads": 3}, "recipe.heads"),
         ({"activation": "silu"}, "recipe.activation"),
@@ -200,7 +200,7 @@ def test_cli_train_writes_model_and_record(tmp_path, capsys):
     ("argv", "message"),
     [
         (["train", "anbn", "--out", "x.json"], "no training recipe for language 'anbn'"),
-        (["train", "parity", "--layers", "3", "--out", "x.json"], "recipe.layers"),
+        (["train", "parity", "--layers", "5", "--out", "x.json"], "recipe.layers"),
         (["train", "parity", "--lengths", "5", "--out", "x.json"], "--lengths '5'"),
         (["train", "parity", "--eval-lengths", "a", "--out", "x.json"], "--eval-lengths"),
     ],

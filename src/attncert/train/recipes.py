@@ -1,7 +1,7 @@
 """Training recipes: everything that determines a trained model, as a frozen value.
 
 A :class:`Recipe` names the language, the architecture (a PyTorch
-``nn.TransformerEncoder`` with LayerNorm and GELU, at most 2 layers and width 64),
+``nn.TransformerEncoder`` with LayerNorm and GELU, at most 4 layers and width 64),
 the positional features (named :class:`~attncert.model.positional.PosFeature` values,
 never a learned table, so the model runs at any length), the readout, the optimizer
 and its schedule, the training lengths, the evaluation lengths and the seed. Given the
@@ -19,7 +19,7 @@ from typing import Any
 from attncert.errors import InputError
 from attncert.model.positional import PosFeature
 
-MAX_LAYERS = 2
+MAX_LAYERS = 4
 MAX_WIDTH = 64
 BOS = "^"
 EVAL_LENGTHS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)

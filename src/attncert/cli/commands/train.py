@@ -1,6 +1,6 @@
 """``attncert train LANGUAGE``: train a small LayerNorm/GELU classifier (needs torch).
 
-Trains the PyTorch network of the language's recipe (``attncert.train.recipes``; L ≤ 2,
+Trains the PyTorch network of the language's recipe (``attncert.train.recipes``; L ≤ 4,
 d ≤ 64, named positional features so the model runs at any length), imports it with
 the PyTorch importer (the file holds exactly the trained weights), measures accuracy
 by length of the model and of its hardened version with attncert's evaluator, and
@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--steps", type=int, help="optimizer steps (default: the recipe's)")
-    p.add_argument("--layers", type=int, help="encoder layers (≤ 2)")
+    p.add_argument("--layers", type=int, help="encoder layers (≤ 4)")
     p.add_argument("--d", type=int, help="model width (≤ 64)")
     p.add_argument("--heads", type=int, help="attention heads per layer")
     p.add_argument("--lr", type=float, help="peak learning rate")

@@ -11,11 +11,11 @@ bound, then branch where the bound blames most). Cubes are taken largest first, 
 undecided measure falls as fast as the bound allows; when the budget (time, nodes) runs
 out, what is left is recorded as open leaves with its exact measure.
 
-Which position to split: the one the affine bound blames most — the largest coefficient
-of the logit's form in that position's choice, plus the position's share of the
-linearization remainders (:attr:`AffineRange.blame`) — and where the bound gave nothing
-(its forms fell back to boxes), the attention mass the position receives at the cube's
-base string (positions that capture attention first).
+Which position to split: the one the affine bound blames most — the largest spread of
+the logit form's coefficients over that position's symbols (:attr:`AffineRange.blame`) —
+and where the bound gave nothing (its forms fell back to boxes), the first free position
+of a ranking made once at the root: how far the float logit moves when the position's
+symbol changes, at the base string and at its complement (:func:`sensitivity`).
 
 Every leaf's claims are re-derived by :mod:`attncert.kernel.verify`; nothing here is
 trusted.
@@ -36,6 +36,7 @@ from attncert.kernel.soft_bounds import Undecided
 from attncert.kernel.verify import completions, decide_string, exhaustive_decisions
 from attncert.languages.base import Language
 from attncert.languages.counting import completion, count_members, cube_size
+from attncert.model.forward import forward
 from attncert.model.spec import Model
 from attncert.soft.certified.restriction import influence
 
@@ -128,10 +129,12 @@ def search(
             tree.leaf(cube.node, leaf)
             decided += len(alpha) ** (cube.rho.count(FREE) - n)
         else:
-            p = _pick(model, cube, order)
+            if cube.order is None:  # the root: one sensitivity ranking, inherited
+                cube.order = np.argsort(-sensitivity(model, cube.base), kind="stable")
+            p = _first_free(cube.rho, order if order is not None else cube.order)
             tree.split(cube.node, p)
             stats.splits += 1
-            rest = None if order is None else order[order != p]
+            rest = cube.order[cube.order != p]
             for a in alpha:
                 k = tree.child(cube.node, a)
                 push(
@@ -215,12 +218,29 @@ def _exhaustive(model, lang, rho: str, stats: SearchStats) -> Leaf:
     )
 
 
-def _pick(model: Model, cube: _Cube, order: np.ndarray | None) -> int:
-    """The position to split (module docstring)."""
-    free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
-    if order is not None:
-        for p in order:
-            if cube.rho[int(p)] == FREE:
-                return int(p)
-    mass = influence(model, cube.base)
-    return int(free[np.argmax(mass[free])])
+def _first_free(rho: str, order: np.ndarray) -> int:
+    """The first position of ``order`` that is free in ``rho``."""
+    for p in order:
+        if rho[int(p)] == FREE:
+            return int(p)
+    raise AssertionError("a cube without a free position cannot be split")  # pragma: no cover
+
+
+def sensitivity(model: Model, base: str, batch: int = 128) -> np.ndarray:
+    """Untrusted split ranking: how far the float logit moves when one position of
+    ``base`` takes the next symbol of Σ, at ``base`` and at its complement, plus the
+    attention mass the position receives (:func:`attncert.soft.certified.restriction.
+    influence`) as a tie-breaker."""
+    alpha = list(model.alphabet)
+    nxt = {a: alpha[(k + 1) % len(alpha)] for k, a in enumerate(alpha)}
+    n = len(base)
+    other = "".join(nxt[c] for c in base)
+    out = np.zeros(n)
+    for s in (base, other):
+        z0 = forward(model, [s], keep_attention=False).logits[0]
+        flips = [s[:i] + nxt[s[i]] + s[i + 1 :] for i in range(n)]
+        for k in range(0, n, batch):
+            z = forward(model, flips[k : k + batch], keep_attention=False).logits
+            out[k : k + batch] = np.maximum(out[k : k + batch], np.abs(z - z0))
+    mass = influence(model, base)
+    return out + 1e-6 * mass / max(float(mass.max()), 1e-300)
