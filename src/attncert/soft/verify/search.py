@@ -226,21 +226,27 @@ def _first_free(rho: str, order: np.ndarray) -> int:
     raise AssertionError("a cube without a free position cannot be split")  # pragma: no cover
 
 
-def sensitivity(model: Model, base: str, batch: int = 128) -> np.ndarray:
-    """Untrusted split ranking: how far the float logit moves when one position of
-    ``base`` takes the next symbol of Σ, at ``base`` and at its complement, plus the
-    attention mass the position receives (:func:`attncert.soft.certified.restriction.
-    influence`) as a tie-breaker."""
+def sensitivity(model: Model, base: str, candidates: int = 48) -> np.ndarray:
+    """Untrusted split ranking: the attention mass each position receives
+    (:func:`attncert.soft.certified.restriction.influence`), and for the ``candidates``
+    positions it ranks highest — plus the ends and the readout token — how far the float
+    logit moves when the position takes the next symbol of Σ, at ``base`` and at its
+    complement (those rank first, by that change)."""
     alpha = list(model.alphabet)
     nxt = {a: alpha[(k + 1) % len(alpha)] for k, a in enumerate(alpha)}
     n = len(base)
-    other = "".join(nxt[c] for c in base)
-    out = np.zeros(n)
-    for s in (base, other):
-        z0 = forward(model, [s], keep_attention=False).logits[0]
-        flips = [s[:i] + nxt[s[i]] + s[i + 1 :] for i in range(n)]
-        for k in range(0, n, batch):
-            z = forward(model, flips[k : k + batch], keep_attention=False).logits
-            out[k : k + batch] = np.maximum(out[k : k + batch], np.abs(z - z0))
     mass = influence(model, base)
-    return out + 1e-6 * mass / max(float(mass.max()), 1e-300)
+    score = mass / max(float(mass.max()), 1e-300)  # in [0, 1]
+    cand = set(np.argsort(-mass, kind="stable")[:candidates].tolist()) | {0, n - 1}
+    r = model.readout.index(model.n_tokens(n)) - model.input_offset()
+    if 0 <= r < n:
+        cand.add(r)
+    cand = sorted(cand)
+    other = "".join(nxt[c] for c in base)
+    moved = np.zeros(len(cand))
+    for s in (base, other):
+        flips = [s] + [s[:i] + nxt[s[i]] + s[i + 1 :] for i in cand]
+        z = forward(model, flips, keep_attention=False).logits
+        moved = np.maximum(moved, np.abs(z[1:] - z[0]))
+    score[cand] = 2.0 + moved  # probed positions first
+    return score
