@@ -286,10 +286,13 @@ def test_a_changed_branch_symbol_is_rejected(wrong_tree, prev_model):
 
 
 def test_a_split_of_a_fixed_position_is_rejected(wrong_tree, prev_model):
+    """A leaf turned into a split of the position its parent already fixed."""
     data = json.loads(json.dumps(wrong_tree))
-    inner = [k for k, nd in enumerate(data["nodes"]) if "split" in nd]
-    child = _first(data, lambda nd: nd["parent"] == inner[0] and "split" in nd)
-    data["nodes"][child]["split"] = data["nodes"][inner[0]]["split"]
+    c = _first(data, lambda nd: "leaf" in nd and nd["parent"] is not None)
+    leaf = data["nodes"][c].pop("leaf")
+    data["nodes"][c]["split"] = data["nodes"][data["nodes"][c]["parent"]]["split"]
+    for a in "01":
+        data["nodes"].append({"parent": c, "symbol": a, "leaf": leaf})
     _rejects(data, prev_model, "tree", "is already fixed there")
 
 

@@ -265,8 +265,18 @@ def _check(cert: VerifyCertificate, model: Model, facts: list[str]) -> tuple[int
         f"{len(cert.nodes)} nodes partition Σ^{n}: {kinds['bound']} bound, "
         f"{kinds['exhaustive']} exhaustive, {kinds['open']} open leaves"
     )
-    facts.append(f"right {right}, wrong {wrong}, undecided {undecided} of {total} strings")
+    facts.append(
+        f"right {_short(right)}, wrong {_short(wrong)}, undecided {_short(undecided)} of "
+        f"{len(alpha)}^{n} strings"
+    )
     return total, right, wrong, undecided
+
+
+def _short(k: int) -> str:
+    """An exact count, or for more than 15 digits its leading digits (the certificate
+    holds the exact numbers)."""
+    t = str(k)
+    return t if len(t) <= 15 else f"≈{t[0]}.{t[1:5]}e{len(t) - 1}"
 
 
 def _counts(lang: Language, rho: str, size: int, decision: bool, members: int | None, where):

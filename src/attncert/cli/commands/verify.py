@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--time-limit", type=float, default=60.0, help="seconds for the search (default 60)"
     )
-    p.add_argument("--max-nodes", type=int, default=200_000, help="largest tree (default 200000)")
+    p.add_argument("--max-nodes", type=int, default=50_000, help="largest tree (default 50000)")
     p.add_argument(
         "--exhaustive",
         type=int,

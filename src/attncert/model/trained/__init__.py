@@ -5,7 +5,8 @@ torch) whose ``meta["training"]`` holds the recipe, the seed, the command that
 reproduces it and the accuracy by length of the model and of its hardened version,
 measured by attncert's evaluator; ``trained_<language>.record.json`` is the full
 training record (loss curve, wall time, environment). Registered in the zoo as
-``trained_parity``, ``trained_dyck1``, ``trained_first_last`` and ``trained_majority``;
+``trained_parity``, ``trained_dyck1``, ``trained_first_last``, ``trained_majority`` and
+``trained_majority_d64_l4`` (d = 64, four layers);
 ``attncert zoo info NAME`` shows the table.
 """
 
@@ -24,6 +25,7 @@ TRAINED: tuple[str, ...] = (
     "trained_dyck1",
     "trained_first_last",
     "trained_majority",
+    "trained_majority_d64_l4",  # d = 64, 4 layers, 4 heads (issue 22's size target)
 )
 
 

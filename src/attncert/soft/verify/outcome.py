@@ -175,6 +175,13 @@ class VerifyOutcome:
                         f"{sci(mu)} of Σ^{c.n}; on each the model errs on exactly half "
                         f"(PARITY): accuracy ≤ 1 − {sci(mu)}/2"
                     )
+            if self.stats.bound_free < c.n:
+                reach = max(self.stats.bound_free, 0)
+                lines.append(
+                    f"note: at n = {c.n} the affine bound applies to cubes with at most "
+                    f"{reach} free positions ({self.stats.bound_refusal}); larger cubes were "
+                    "split without a bound"
+                )
             lines.append("CHECKED: " + "; ".join(self.check.facts))
         lines.append(f"{self.verdict}: {self.headline()}")
         return "\n".join(lines)

@@ -72,7 +72,7 @@ def verify(
     n: int,
     *,
     time_limit: float = 60.0,
-    max_nodes: int = 200_000,
+    max_nodes: int = 50_000,
     exhaustive: int = 4096,
     seed: int = 0,
     source: dict | None = None,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncert.certificates.verify import Leaf, Node
-from attncert.kernel.soft_affine import Unsupported, restriction_range
+from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
 from attncert.kernel.soft_bounds import Undecided
 from attncert.kernel.verify import completions, decide_string, exhaustive_decisions
 from attncert.languages.base import Language
@@ -49,7 +49,7 @@ class Budget:
     string (``exhaustive``: completions; 0 never)."""
 
     seconds: float = 60.0
-    nodes: int = 200_000
+    nodes: int = 50_000
     exhaustive: int = 4096
     direct: int = 64  # cubes this small are evaluated string by string without a bound
 
@@ -62,6 +62,8 @@ class SearchStats:
     exhaustive_seconds: float = 0.0
     splits: int = 0
     stopped: str = ""  # why the search stopped early ("" when every cube was decided)
+    bound_free: int = 0  # the most free positions the affine bound accepts at this n
+    bound_refusal: str = ""  # why it refuses more (its work budget), if it does
 
 
 @dataclass
@@ -114,7 +116,23 @@ def search(
         heapq.heappush(heap, (-c.rho.count(FREE), seq, c))
         seq += 1
 
+    stats.bound_free, stats.bound_refusal = bound_reach(model, n)
     push(_Cube(0, FREE * n, base, None))
+    # the smallest cubes anything can decide, and whether the node budget reaches them
+    reach = max(
+        stats.bound_free, int(np.floor(np.log(max(budget.exhaustive, 1)) / np.log(len(alpha))))
+    )
+    depth = n - reach
+    if depth > 0 and depth * np.log(len(alpha)) > np.log(max(budget.nodes, 1)):
+        if stats.bound_free < n:
+            stats.stopped = (
+                f"no cube can be decided within the node budget: the bound applies to at most "
+                f"{max(stats.bound_free, 0)} free positions and string-by-string evaluation to "
+                f"{budget.exhaustive} completions, {depth} splits deep"
+            )
+            heap.clear()
+            tree.leaf(0, Leaf("open", reason=stats.stopped))
+            return tree, stats
     decided = 0.0
     while heap:
         if time.perf_counter() - t0 > budget.seconds:
@@ -157,13 +175,16 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
     size = cube_size(len(model.alphabet), cube.rho)
     if size <= budget.direct:
         return _exhaustive(model, lang, cube.rho, stats), None
-    t = time.perf_counter()
-    stats.bounds += 1
-    try:
-        got = restriction_range(model, cube.rho, cube.base)
-    except (Unsupported, Undecided):
-        got = None
-    stats.bound_seconds += time.perf_counter() - t
+    free = cube.rho.count(FREE)
+    got = None
+    if free <= stats.bound_free:  # beyond it the affine method refuses (work budget)
+        t = time.perf_counter()
+        stats.bounds += 1
+        try:
+            got = restriction_range(model, cube.rho, cube.base)
+        except (Unsupported, Undecided):
+            got = None
+        stats.bound_seconds += time.perf_counter() - t
     if got is not None and got.decision is not None:
         return _bound_leaf(model, lang, cube, got), None
     if size <= budget.exhaustive:
@@ -173,6 +194,24 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
         free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
         order = free[np.argsort(-np.asarray(got.blame), kind="stable")]
     return None, order
+
+
+def bound_reach(model: Model, n: int) -> tuple[int, str]:
+    """The largest number of free positions for which the affine method applies at length
+    n (its work budget grows with the free positions), and its refusal beyond that."""
+    why = applicable(model, n, n)
+    if why is None:
+        return n, ""
+    lo, hi = 0, n  # applicable at lo (or nowhere), not at hi
+    if applicable(model, n, 0) is not None:
+        return -1, applicable(model, n, 0) or ""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if applicable(model, n, mid) is None:
+            lo = mid
+        else:
+            hi = mid
+    return lo, why
 
 
 def _bound_leaf(model, lang, cube: _Cube, got) -> Leaf:
