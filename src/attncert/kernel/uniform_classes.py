@@ -176,11 +176,7 @@ class Layout:
 MAX_BINS = 256
 
 
-def layout(model: Model, n0: int, bins: int = 1) -> Layout:
-    """The position classes (module docstring). Raises :class:`UnsupportedError` when N₀
-    is too small for the classes to be disjoint or ``bins`` is outside 1..MAX_BINS."""
-    if not 1 <= bins <= MAX_BINS:
-        raise UnsupportedError(f"{bins} bins", where="bins", expected=f"1 to {MAX_BINS}")
+def _head_tail(model: Model) -> tuple[int, int]:
     b, e = int(model.bos is not None), int(model.eos is not None)
     h, t = b + 1, e + 1
     pos = model.readout.position
@@ -189,13 +185,29 @@ def layout(model: Model, n0: int, bins: int = 1) -> Layout:
             h = max(h, pos)
         else:
             t = max(t, -pos)
+    return h, t
+
+
+def minimum_n0(model: Model) -> int:
+    """The least N₀ the classes allow: N₀ ≥ 2 and N₀ + [BOS] + [EOS] ≥ h + t."""
+    h, t = _head_tail(model)
+    return max(2, h + t - int(model.bos is not None) - int(model.eos is not None))
+
+
+def layout(model: Model, n0: int, bins: int = 1) -> Layout:
+    """The position classes (module docstring). Raises :class:`UnsupportedError` when N₀
+    is too small for the classes to be disjoint or ``bins`` is outside 1..MAX_BINS."""
+    if not 1 <= bins <= MAX_BINS:
+        raise UnsupportedError(f"{bins} bins", where="bins", expected=f"1 to {MAX_BINS}")
+    b, e = int(model.bos is not None), int(model.eos is not None)
+    h, t = _head_tail(model)
     n0t = n0 + b + e
-    if n0 < 2 or n0t < h + t:
+    if n0 < minimum_n0(model):
         raise UnsupportedError(
             f"N₀ = {n0} is too small: the length-uniform classes need N₀ ≥ 2 and "
             f"N₀ + [BOS] + [EOS] ≥ {h + t} (head and tail positions disjoint)",
             where="n0",
-            expected=f"N₀ ≥ {max(2, h + t - b - e)}",
+            expected=f"N₀ ≥ {minimum_n0(model)}",
         )
     sym = tuple(model.token_index[s] for s in model.alphabet)
     used = used_features(model)
