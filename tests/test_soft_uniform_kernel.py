@@ -59,45 +59,77 @@ TAMPER = [
     ("K", _set(("K",), lambda x: _big(x, Fraction(1, 2))), "K", "not sound"),
     ("K fidelity", _set(("K",), lambda x: _big(x, Fraction(101, 100))), "K", "not what"),
     ("n0", _set(("n0",), 32), "n0", "n0_tokens"),
-    ("n0 and N0'", lambda d: d.update(n0=32, n0_tokens=34), "classes[0].features", "N₀' = 34"),
-    ("bins", _set(("bins",), 8), "classes", "classes"),
+    (
+        "n0 and N0'",
+        lambda d: d.update(n0=32, n0_tokens=34),
+        "cases[0].classes[0].features",
+        "N₀' = 34",
+    ),
+    ("bins", _set(("bins",), 8), "cases[0].classes", "classes"),
+    ("cases", lambda d: d["cases"].pop(), "cases", "parity of N"),
+    ("parity", _set(("cases", 1, "n_parity"), "even"), "cases", "parity of N"),
     (
         "feature range",
-        _set(("classes", 3, "features", "i/n"), ["0", "1"]),
-        "classes[3].features['i/n']",
+        _set(("cases", 0, "classes", 3, "features", "i/n"), ["0", "1"]),
+        "cases[0].classes[3].features['i/n']",
         "claimed range",
     ),
     (
         "1/n range",
-        _set(("classes", 0, "features", "1/n"), ["0", "1/1000"]),
-        "classes[0].features['1/n']",
+        _set(("cases", 0, "classes", 0, "features", "1/n"), ["0", "1/1000"]),
+        "cases[0].classes[0].features['1/n']",
         "claimed range",
     ),
     (
         "count",
-        _set(("classes", 3, "count_fraction"), "1/2"),
-        "classes[3].count_fraction",
+        _set(("cases", 0, "classes", 3, "count_fraction"), "1/2"),
+        "cases[0].classes[3].count_fraction",
         "re-derived",
     ),
-    ("changeable", _set(("classes", 0, "changeable"), True), "classes[0].changeable", "re-derived"),
-    ("one key", _set(("heads", 0, "one_key"), "0x1.0p-1"), "heads[0].one_key", "not sound"),
-    ("beta", _set(("heads", 0, "beta"), [0.5, 0.5]), "heads[0].beta", "β"),
-    ("step", _set(("steps", 2, "other"), "0x1.0p+0"), "steps[2].other", "not sound"),
-    ("width", _set(("steps", 1, "width"), 0.5), "steps[1].width", "not sound"),
-    ("label", _set(("steps", 1, "label"), "layer 9 ffn"), "steps[1].label", "re-derived"),
+    (
+        "changeable",
+        _set(("cases", 0, "classes", 0, "changeable"), True),
+        "cases[0].classes[0].changeable",
+        "re-derived",
+    ),
+    (
+        "one key",
+        _set(("cases", 0, "heads", 0, "one_key"), "0x1.0p-1"),
+        "cases[0].heads[0].one_key",
+        "not sound",
+    ),
+    ("beta", _set(("cases", 0, "heads", 0, "beta"), [0.5, 0.5]), "cases[0].heads[0].beta", "β"),
+    (
+        "step",
+        _set(("cases", 0, "steps", 2, "other"), "0x1.0p+0"),
+        "cases[0].steps[2].other",
+        "not sound",
+    ),
+    ("width", _set(("cases", 0, "steps", 1, "width"), 0.5), "cases[0].steps[1].width", "not sound"),
+    (
+        "label",
+        _set(("cases", 0, "steps", 1, "label"), "layer 9 ffn"),
+        "cases[0].steps[1].label",
+        "re-derived",
+    ),
     (
         "z range",
-        _set(("per_symbol", 0, "z_range"), [-0.1, 0.1]),
-        "per_symbol[0].z_range",
+        _set(("cases", 0, "per_symbol", 0, "z_range"), [-0.1, 0.1]),
+        "cases[0].per_symbol[0].z_range",
         "not sound",
     ),
     (
         "K_tokens",
-        _set(("per_symbol", 0, "K_tokens"), "0x1.0p+0"),
-        "per_symbol[0].K_tokens",
+        _set(("cases", 0, "per_symbol", 0, "K_tokens"), "0x1.0p+0"),
+        "cases[0].per_symbol[0].K_tokens",
         "not sound",
     ),
-    ("K per symbol", _set(("per_symbol", 0, "K"), "0x1.0p+0"), "per_symbol[0].K", "K_tokens"),
+    (
+        "K per symbol",
+        _set(("cases", 0, "per_symbol", 0, "K"), "0x1.0p+0"),
+        "cases[0].per_symbol[0].K",
+        "K_tokens",
+    ),
     ("factor", _set(("token_factor",), "1/2"), "token_factor", "n/(N − 1)"),
     ("cap", _set(("cap",), 1.0), "cap", "not sound"),
     ("n*", _set(("nontrivial_from",), "63"), "nontrivial_from", "least n"),
@@ -107,7 +139,7 @@ TAMPER = [
     ("version", _set(("version",), 2), "format/version", "version"),
     ("model", _set(("model", "sha256"), "0" * 64), "model.sha256", "hash"),
     ("garbage K", _set(("K",), "lots"), "K", "not a number"),
-    ("missing", lambda d: d.pop("steps"), "steps", "missing"),
+    ("missing", lambda d: d["cases"][0].pop("steps"), "steps", "missing"),
 ]
 
 
@@ -133,7 +165,7 @@ def test_the_certificate_is_accepted_and_states_the_theorem(parity):
 
 def test_the_factor_without_bos_or_eos(no_bos):
     assert no_bos["token_factor"] == "16/15"  # K_tok/(n − 1) ≤ K_tok·16/15/n for n ≥ 16
-    k_tok = max(Q.parse(p["K_tokens"]) for p in no_bos["per_symbol"])
+    k_tok = max(Q.parse(p["K_tokens"]) for c in no_bos["cases"] for p in c["per_symbol"])
     assert Q.parse(no_bos["K"]) >= k_tok * Fraction(16, 15)
     bad = copy.deepcopy(no_bos)
     bad["token_factor"] = "1"

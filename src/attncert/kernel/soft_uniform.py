@@ -47,7 +47,13 @@ from flint import ctx
 from attncert.errors import SpecError, UnsupportedError
 from attncert.kernel import dyadic as Q
 from attncert.kernel import soft_bounds as B
-from attncert.kernel.uniform_classes import count_fraction, hypotheses, used_features
+from attncert.kernel.uniform_classes import (
+    count_fraction,
+    hypotheses,
+    layout,
+    length_cases,
+    used_features,
+)
 from attncert.kernel.uniform_propagate import UniformPropagation, propagate_uniform
 from attncert.model.spec import Model
 
@@ -117,46 +123,45 @@ def floor_applies(model: Model) -> bool:
     return set(model.alphabet) == {"0", "1"}
 
 
-def _frac_text(q: Fraction) -> str:
-    return str(q)
+PARITY_NAMES = {None: None, 0: "even", 1: "odd"}
 
 
 def derive(model: Model, n0: int, bins: int) -> dict:
     """Every claim of a certificate for (model, N₀, M), re-derived, unwidened: the kernel's
-    own numbers (a producer widens them; :func:`check` compares against these)."""
-    prop = propagate_uniform(model, n0, bins)
-    return _claims(model, prop)
+    own numbers (a producer widens them; :func:`check` compares against these). One *case*
+    per parity of N when a used feature depends on it (:func:`.uniform_classes.length_cases`)."""
+    cases = [_case(model, propagate_uniform(model, n0, bins, p)) for p in length_cases(model)]
+    lay = layout(model, n0, bins)
+    factor = token_factor(model, n0)
+    k = max(Q.parse(p["K"]) for c in cases for p in c["per_symbol"])
+    cap = max(
+        float(B.up(p["z_range"][1] - p["z_range"][0])) for c in cases for p in c["per_symbol"]
+    )
+    n_star = nontrivial_from(k, Fraction(cap), n0)
+    return {
+        "n0": n0,
+        "n0_tokens": lay.n0_tokens,
+        "bins": bins,
+        "cases": cases,
+        "token_factor": str(factor),
+        "K": Q.text(k),
+        "cap": cap,
+        "nontrivial_from": None if n_star is None else str(n_star),
+    }
 
 
-def _claims(model: Model, prop: UniformPropagation) -> dict:
+def _case(model: Model, prop: UniformPropagation) -> dict:
     lay = prop.layout
     names = [model.embedding.features[fi].label for fi in used_features(model)]
     classes = []
     for c, ranges in zip(lay.classes, prop.features, strict=True):
         d = c.to_dict()
-        d["features"] = {
-            nm: [_frac_text(lo), _frac_text(hi)] for nm, (lo, hi) in zip(names, ranges, strict=True)
-        }
-        d["count_fraction"] = _frac_text(count_fraction(c, lay))
+        d["features"] = {nm: [str(lo), str(hi)] for nm, (lo, hi) in zip(names, ranges, strict=True)}
+        d["count_fraction"] = str(count_fraction(c, lay))
         classes.append(d)
     factor = token_factor(model, lay.n0)
-    per = []
-    for r in prop.rows:
-        per.append(
-            {
-                "symbol": r.symbol,
-                "z_range": [r.z_lo, r.z_hi],
-                "K_tokens": Q.text(Q.up(r.k_tok)),
-                "K": Q.text(Q.up(Q.up(r.k_tok) * factor)),
-            }
-        )
-    k = max(Q.parse(p["K"]) for p in per)
-    cap = max(float(B.up(r.z_hi - r.z_lo)) for r in prop.rows)
-    n_star = nontrivial_from(k, Fraction(cap), lay.n0)
     return {
-        "n0": lay.n0,
-        "n0_tokens": lay.n0_tokens,
-        "bins": lay.bins,
+        "n_parity": PARITY_NAMES[lay.n_parity],
         "classes": classes,
         "heads": [
             {
@@ -170,11 +175,15 @@ def _claims(model: Model, prop: UniformPropagation) -> dict:
         "steps": [
             {"label": s.label, "other": Q.text(Q.up(s.other)), "width": s.width} for s in prop.steps
         ],
-        "token_factor": _frac_text(factor),
-        "per_symbol": per,
-        "K": Q.text(k),
-        "cap": cap,
-        "nontrivial_from": None if n_star is None else str(n_star),
+        "per_symbol": [
+            {
+                "symbol": r.symbol,
+                "z_range": [r.z_lo, r.z_hi],
+                "K_tokens": Q.text(Q.up(r.k_tok)),
+                "K": Q.text(Q.up(Q.up(r.k_tok) * factor)),
+            }
+            for r in prop.rows
+        ],
     }
 
 
@@ -235,20 +244,48 @@ def check(data: dict, model: Model) -> UniformCheckReport:
                 f"N₀ = {n0}, but n0_tokens = {data.get('n0_tokens')!r}: the token count from "
                 f"N₀ on is N₀ + [BOS] + [EOS] = {got['n0_tokens']}",
             )
-        msg = _check_classes(data, got)
+        cases = _get(data, "cases", list, "cases")
+        if [c.get("n_parity") if isinstance(c, dict) else c for c in cases] != [
+            c["n_parity"] for c in got["cases"]
+        ]:
+            return fail(
+                "cases",
+                "cases",
+                "one case per parity of N is needed: "
+                + repr([c["n_parity"] for c in got["cases"]]),
+            )
+        if data.get("token_factor") != got["token_factor"]:
+            return fail(
+                "token_factor",
+                "token_factor",
+                f"claimed {data.get('token_factor')!r}; sup over n ≥ N₀ of n/(N − 1) is "
+                f"{got['token_factor']}",
+            )
+        worst, cap = Fraction(0), Fraction(0)
+        for ci, (case, g) in enumerate(zip(cases, got["cases"], strict=True)):
+            pre = f"cases[{ci}]."
+            msg = _check_classes(case, g, got["n0_tokens"])
+            if msg:
+                return fail("classes", pre + msg[0], msg[1])
+            msg = _check_list(case, g, "heads", tol) or _check_list(case, g, "steps", tol)
+            if msg:
+                return fail(msg[0].split("[")[0], pre + msg[0], msg[1])
+            msg, k_case, cap_case = _check_k(case, g, Fraction(got["token_factor"]), tol)
+            if msg:
+                return fail(msg[0].split(".")[0].split("[")[0], pre + msg[0], msg[1])
+            worst, cap = max(worst, k_case), max(cap, cap_case)
+        msg = _close(Q.parse(data.get("K"), "K"), worst, tol, "K")
         if msg:
-            return fail("classes", *msg)
-        msg = _check_list(data, got, "heads", tol) or _check_list(data, got, "steps", tol)
+            return fail("K", "K", msg)
+        msg = _close(Fraction(_get(data, "cap", float, "cap")), cap, tol, "range cap Z")
         if msg:
-            return fail(msg[0].split("[")[0], *msg)
-        msg = _check_k(data, got, tol)
-        if msg:
-            return fail(msg[0].split(".")[0].split("[")[0], *msg)
+            return fail("cap", "cap", msg)
         k = Q.parse(data["K"], "K")
         cap = Fraction(_get(data, "cap", float, "cap"))
         facts.append(
             f"B(n) ≤ K/n with K = {Q.approx(k)} for every n ≥ {n0} (re-derived; "
-            f"{len(got['per_symbol'])} readout symbol(s)); logit range over every length "
+            f"{len(got['cases'])} case(s) of N's parity, "
+            f"{len(got['cases'][0]['per_symbol'])} readout symbol(s)); logit range over every length "
             f"≤ Z = {float(cap):.6g}"
         )
         n_star = nontrivial_from(k, cap, n0)
@@ -277,15 +314,11 @@ def check(data: dict, model: Model) -> UniformCheckReport:
     return UniformCheckReport(True, (), tuple(facts))
 
 
-def _check_classes(data, got):
+def _check_classes(data, got, n0_tokens: int):
     """Exact equality of N₀'s consequences: the classes, their feature ranges and counts."""
     cls = _get(data, "classes", list, "classes")
     if len(cls) != len(got["classes"]):
-        return (
-            "classes",
-            f"{len(cls)} classes; N₀ = {got['n0']} with {got['bins']} bins gives "
-            + str(len(got["classes"])),
-        )
+        return "classes", f"{len(cls)} classes; N₀ and the bins give {len(got['classes'])}"
     for i, (c, g) in enumerate(zip(cls, got["classes"], strict=True)):
         where = f"classes[{i}]"
         if not isinstance(c, dict):
@@ -300,7 +333,7 @@ def _check_classes(data, got):
             if feats[name] != rng:
                 return (
                     f"{where}.features[{name!r}]",
-                    f"claimed range {feats[name]!r}; over every N ≥ N₀' = {got['n0_tokens']} "
+                    f"claimed range {feats[name]!r}; over every N ≥ N₀' = {n0_tokens} "
                     f"the feature lies in {rng!r}",
                 )
     return None
@@ -354,21 +387,14 @@ def _check_list(data, got, key, tol):
     return None
 
 
-def _check_k(data, got, tol):
-    if data.get("token_factor") != got["token_factor"]:
-        return (
-            "token_factor",
-            f"claimed {data.get('token_factor')!r}; sup over n ≥ N₀ of n/(N − 1) is "
-            f"{got['token_factor']}",
-        )
-    factor = Fraction(got["token_factor"])
+def _check_k(data, got, factor: Fraction, tol):
+    """(None, K, cap) of one case, or ((where, reason), 0, 0)."""
     per = _get(data, "per_symbol", list, "per_symbol")
     if [p.get("symbol") if isinstance(p, dict) else p for p in per] != [
         g["symbol"] for g in got["per_symbol"]
     ]:
-        return "per_symbol", "one entry per readout symbol " + repr(
-            [g["symbol"] for g in got["per_symbol"]]
-        )
+        want = [g["symbol"] for g in got["per_symbol"]]
+        return ("per_symbol", f"one entry per readout symbol {want!r}"), 0, 0
     worst = Fraction(0)
     cap = Fraction(0)
     for i, (c, g) in enumerate(zip(per, got["per_symbol"], strict=True)):
@@ -383,28 +409,18 @@ def _check_k(data, got, tol):
             hi, Fraction(g["z_range"][1]), tol, "z_hi"
         )
         if msg:
-            return f"{where}.z_range", msg
+            return (f"{where}.z_range", msg), 0, 0
         kt = Q.parse(c.get("K_tokens"), where)
         msg = _close(kt, Q.parse(g["K_tokens"]), tol, "K_tokens")
         if msg:
-            return f"{where}.K_tokens", msg
+            return (f"{where}.K_tokens", msg), 0, 0
         ks = Q.parse(c.get("K"), where)
         if ks < kt * factor:
-            return (
-                f"{where}.K",
-                f"K = {Q.approx(ks, 8)} < K_tokens·factor = {Q.approx(kt * factor, 8)}",
-            )
+            why = f"K = {Q.approx(ks, 8)} < K_tokens·factor = {Q.approx(kt * factor, 8)}"
+            return (f"{where}.K", why), 0, 0
         worst = max(worst, ks)
         cap = max(cap, hi - lo)
-    k = Q.parse(data.get("K"), "K")
-    msg = _close(k, worst, tol, "K")
-    if msg:
-        return "K", msg
-    c_claim = Fraction(_get(data, "cap", float, "cap"))
-    msg = _close(c_claim, cap, tol, "range cap Z")
-    if msg:
-        return "cap", msg
-    return None
+    return None, worst, cap
 
 
 def _check_floor(floor, model: Model, k: Fraction, cap: Fraction, n0: int, tol: float):

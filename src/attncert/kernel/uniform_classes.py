@@ -29,6 +29,11 @@ and in a parity class, [−1, 1] at the tail; [i = 1] and [i = N] exact (0 or 1)
 class, since the classes are disjoint once N ≥ h + t; sin/cos(ωi) exact at the head,
 [−1, 1] elsewhere; every other bounded indicator [0, 1]. (N₀' = N₀ + [BOS] + [EOS].)
 
+**The parity of N.** When a used feature depends on parity ((−1)^i, cos(πi), (−1)^n), the
+lengths are split into two *cases*, N even and N odd (:func:`length_cases`): in each, the
+tail positions' (−1)^i and (−1)^N are exact too. Every bound below holds for all N ≥ N₀' of
+the case, since it holds for all N ≥ N₀'.
+
 Middle classes have a number of positions growing with N: :func:`count_fraction` is an
 exact lower bound on (count − 1)/(N − 1) over all N ≥ N₀', used to lower-bound the sum of
 the other keys' weights. (Soundness never needs a class to be non-empty: an empty class
@@ -167,6 +172,7 @@ class Layout:
     bins: int
     classes: tuple[PositionClass, ...]
     readout: int | None  # index of the readout class, None for a mean readout
+    n_parity: int | None = None  # N mod 2 in this case, None for every N
 
     @property
     def split_parity(self) -> bool:
@@ -194,9 +200,18 @@ def minimum_n0(model: Model) -> int:
     return max(2, h + t - int(model.bos is not None) - int(model.eos is not None))
 
 
-def layout(model: Model, n0: int, bins: int = 1) -> Layout:
-    """The position classes (module docstring). Raises :class:`UnsupportedError` when N₀
-    is too small for the classes to be disjoint or ``bins`` is outside 1..MAX_BINS."""
+def length_cases(model: Model) -> tuple[int | None, ...]:
+    """(0, 1) — N even, N odd — when a used feature depends on parity, else (None,)."""
+    names = {model.embedding.features[fi].name for fi in used_features(model)}
+    return (0, 1) if names & {*PARITY_FEATURES, "(-1)^n"} else (None,)
+
+
+def layout(model: Model, n0: int, bins: int = 1, n_parity: int | None = None) -> Layout:
+    """The position classes (module docstring) for the lengths N ≥ N₀' (of parity
+    ``n_parity`` when given). Raises :class:`UnsupportedError` when N₀ is too small for the
+    classes to be disjoint or ``bins`` is outside 1..MAX_BINS."""
+    if n_parity not in (None, 0, 1):
+        raise UnsupportedError(f"N parity {n_parity!r}", where="n_parity", expected="0, 1 or none")
     if not 1 <= bins <= MAX_BINS:
         raise UnsupportedError(f"{bins} bins", where="bins", expected=f"1 to {MAX_BINS}")
     b, e = int(model.bos is not None), int(model.eos is not None)
@@ -238,7 +253,7 @@ def layout(model: Model, n0: int, bins: int = 1) -> Layout:
         readout = next(
             i for i, c in enumerate(out) if (c.kind, c.k) == (r_kind, r_k) and c.singleton
         )
-    return Layout(n0, n0t, h, t, bins, tuple(out), readout)
+    return Layout(n0, n0t, h, t, bins, tuple(out), readout, n_parity)
 
 
 def _readout_class(model: Model) -> tuple[str | None, int]:
@@ -292,8 +307,14 @@ def feature_range(f: PosFeature, c: PositionClass, lay: Layout) -> tuple[Fractio
         if c.kind == "middle" and c.k >= 0:
             v = Fraction((-1) ** c.k)
             return v, v
+        if c.kind == "tail" and lay.n_parity is not None:  # i = N − k
+            v = Fraction((-1) ** (lay.n_parity + c.k))
+            return v, v
         return -one, one
     if name == "(-1)^n":
+        if lay.n_parity is not None:
+            v = Fraction((-1) ** lay.n_parity)
+            return v, v
         return -one, one
     if name == "[i=1]":
         v = one if (c.kind, c.k) == ("head", 1) else zero

@@ -267,15 +267,17 @@ def _sphere_norm(model: Model):
     return norm
 
 
-def propagate_uniform(model: Model, n0: int, bins: int = 1) -> UniformPropagation:
+def propagate_uniform(
+    model: Model, n0: int, bins: int = 1, n_parity: int | None = None
+) -> UniformPropagation:
     """The length-uniform propagation (module docstring) with M = ``bins`` relative-position
-    bins. Raises :class:`UnsupportedError` naming the failed hypothesis when Lemma 5 does
+    bins, over the lengths N ≥ N₀' (of parity ``n_parity`` when given). Raises :class:`UnsupportedError` naming the failed hypothesis when Lemma 5 does
     not apply, and :class:`attncert.kernel.soft_bounds.Undecided` when a box overflows
     float64."""
     bad = hypotheses(model)
     if bad:
         raise UnsupportedError("outside Lemma 5's hypotheses: " + "; ".join(bad))
-    lay = layout(model, n0, bins)
+    lay = layout(model, n0, bins, n_parity)
     feats = feature_ranges(model, lay)
     emb = model.embedding
     d = model.d

@@ -174,8 +174,8 @@ CATALOG: tuple[ArtifactSpec, ...] = (
             _HAHN,
             ("Lemma 5", "Theorem 6"),
             "On the soft PARITY language-model transformer, for every n ≥ 64: B(n) ≤ K/n with "
-            "K ≈ 1.2·10²³ (published constant ≈ 2·10⁷⁴⁶) — the O(1/n) of Lemma 5 with its "
-            "constant, which is below the logit's range only from n ≈ 6·10²⁰ on; until then "
+            "K ≈ 3·10¹⁶ (published constant ≈ 2·10⁷⁴⁶) — the O(1/n) of Lemma 5 with its "
+            "constant, which is below the logit's range only from n ≈ 1.8·10¹⁴ on; until then "
             "Theorem 6's floor is the range cap's.",
         ),
         {"n0": 64, "floor_at": [64, 1024]},
@@ -188,8 +188,9 @@ CATALOG: tuple[ArtifactSpec, ...] = (
             _HAHN,
             ("Lemma 5",),
             "On the soft 2-Dyck language-model transformer, for every n ≥ 64: one changed "
-            "bracket moves the accept logit by at most K/n with K ≈ 9.3·10⁷ (published "
-            "constant ≈ 6·10¹⁷⁰); K/n is below the logit's range from n ≈ 1.4·10⁵ on.",
+            "bracket moves the accept logit by at most K/n with K ≈ 2.5·10⁵ (published "
+            "constant ≈ 6·10¹⁷⁰); K/n is below the logit's range over every length from "
+            "n = 405 on.",
         ),
         {"n0": 64},
         model="zoo:soft_dyck2_lm",

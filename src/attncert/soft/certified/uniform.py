@@ -118,6 +118,16 @@ class UniformOutcome:
         c = self.certificate
         return None if c is None or c["nontrivial_from"] is None else int(c["nontrivial_from"])
 
+    def per_symbol(self) -> list[tuple[str | None, Fraction]]:
+        """K per readout symbol (the larger over the cases of N's parity)."""
+        if self.certificate is None:
+            return []
+        out: dict = {}
+        for case in self.certificate["cases"]:
+            for p in case["per_symbol"]:
+                out[p["symbol"]] = max(out.get(p["symbol"], Fraction(0)), Q.parse(p["K"]))
+        return list(out.items())
+
     def bound_at(self, n: int) -> Fraction | None:
         """min(K/n, Z) for n ≥ N₀ (None below N₀ or without a certificate)."""
         if self.certificate is None or n < self.n0:
@@ -197,19 +207,34 @@ def _widen_big(text: str) -> str:
     return Q.text(Q.up(q + q * MARGIN))
 
 
-def _widened(model: Model, got: dict, source: str | None, floor_at) -> dict:
-    """The certificate from the kernel's numbers, every bound moved outward by 2⁻³⁰."""
+def _widen_case(case: dict, factor: Fraction) -> dict:
     per = []
-    for p in got["per_symbol"]:
+    for p in case["per_symbol"]:
         kt = _widen_big(p["K_tokens"])
         per.append(
             {
                 "symbol": p["symbol"],
                 "z_range": [widen(p["z_range"][0], "down"), widen(p["z_range"][1], "up")],
                 "K_tokens": kt,
-                "K": Q.text(Q.up(Q.parse(kt) * Fraction(got["token_factor"]))),
+                "K": Q.text(Q.up(Q.parse(kt) * factor)),
             }
         )
+    return dict(
+        case,
+        heads=[dict(h, one_key=_widen_big(h["one_key"])) for h in case["heads"]],
+        steps=[
+            dict(s, other=_widen_big(s["other"]), width=widen(s["width"], "up"))
+            for s in case["steps"]
+        ],
+        per_symbol=per,
+    )
+
+
+def _widened(model: Model, got: dict, source: str | None, floor_at) -> dict:
+    """The certificate from the kernel's numbers, every bound moved outward by 2⁻³⁰."""
+    factor = Fraction(got["token_factor"])
+    cases = [_widen_case(c, factor) for c in got["cases"]]
+    per = [p for c in cases for p in c["per_symbol"]]
     k = max(Q.parse(p["K"]) for p in per)
     width = max(Fraction(p["z_range"][1]) - Fraction(p["z_range"][0]) for p in per)
     cap = widen(up_float(width), "up")
@@ -235,14 +260,8 @@ def _widened(model: Model, got: dict, source: str | None, floor_at) -> dict:
         "n0_tokens": got["n0_tokens"],
         "bins": got["bins"],
         "tolerance": 1e-6,
-        "classes": got["classes"],
-        "heads": [dict(h, one_key=_widen_big(h["one_key"])) for h in got["heads"]],
-        "steps": [
-            dict(s, other=_widen_big(s["other"]), width=widen(s["width"], "up"))
-            for s in got["steps"]
-        ],
+        "cases": cases,
         "token_factor": got["token_factor"],
-        "per_symbol": per,
         "K": Q.text(k),
         "cap": cap,
         "nontrivial_from": None if n_star is None else str(n_star),
@@ -322,11 +341,14 @@ def format_uniform(u: UniformOutcome, ns=(), measured=None) -> str:
             f"  Lemma 5's constant as published (‖w‖·H^L·C^(2L)·D, same weights): {pub.text}"
             + (f", valid from {pub.n0} tokens" if pub.value is not None else "")
         )
-    per = c["per_symbol"]
+    per = u.per_symbol()
     if len(per) > 1:
         lines.append(
-            "  per readout symbol: "
-            + ", ".join(f"{p['symbol']!r}: K = {Q.approx(Q.parse(p['K']))}" for p in per)
+            "  per readout symbol: " + ", ".join(f"{s!r}: K = {Q.approx(k)}" for s, k in per)
+        )
+    if len(c["cases"]) > 1:
+        lines.append(
+            "  (two cases, N even and N odd: a used feature depends on the parity of positions)"
         )
     lines.append(f"  logit range over every length ≥ N₀: Z = {u.cap:.6g} (the range cap)")
     ns_ = u.nontrivial_from
