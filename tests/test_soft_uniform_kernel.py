@@ -184,6 +184,15 @@ def test_big_numbers_round_trip(no_bos):
     assert Q.parse("0x0p+0") == 0 and Q.text(Fraction(0)) == "0x0p+0"
 
 
+def test_doctests():
+    import doctest
+    import importlib
+
+    for name in ("attncert.kernel.dyadic", "attncert.soft.certified.uniform"):
+        result = doctest.testmod(importlib.import_module(name))
+        assert result.failed == 0 and result.attempted > 0, name
+
+
 def test_the_floor_is_theorem_6(parity):
     k, cap = Q.parse(parity["K"]), Fraction(parity["cap"])
     a = KU.parity_floor(k, cap, 64)
