@@ -35,6 +35,22 @@ first failure named:
 
 Soundness never uses the tolerance; it only catches edited files (the producer widens its
 claims by 2⁻³⁰ so that two runs of the same floating-point code never disagree on it).
+
+**Format** (JSON; numbers that may exceed float64 are exact dyadics written
+``0x1.<hex>p<exponent>``, :mod:`attncert.kernel.dyadic`; ranges of features and count
+fractions are exact rationals written ``"p/q"``)::
+
+    format, version, model {sha256, name, source}, statement, tolerance,
+    n0, n0_tokens (= N₀ + [BOS] + [EOS]), bins (M),
+    cases: [ {n_parity: "even" | "odd" | null,
+              classes:    [{name, kind, k, bin, tokens, changeable, count_fraction,
+                            features: {label: [lo, hi]}}],
+              heads:      [{layer, head, beta: [lo, hi], one_key}],
+              steps:      [{label, other, width}],
+              per_symbol: [{symbol, z_range: [lo, hi], K_tokens, K}]} ],
+    token_factor ("1" or "N₀/(N₀ − 1)"), K, cap (Z), nontrivial_from (n*, a decimal string),
+    floor: {kind: "parity", statement, at: [{n, nats}]} | null,
+    trace (untrusted notes: the bins tried, Hahn's published constant; not checked)
 """
 
 from __future__ import annotations
