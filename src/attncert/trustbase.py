@@ -28,6 +28,7 @@ KERNEL = (
     "attncert.kernel.s1",
     "attncert.kernel.soft",
     "attncert.kernel.verify",
+    "attncert.kernel.soft_uniform",
 )
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"

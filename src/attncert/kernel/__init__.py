@@ -28,4 +28,8 @@ the code path that found them.
   its bound propagation is :mod:`attncert.kernel.soft_propagate` (heads in
   ``soft_heads``, the readout in ``soft_readout``), its outward-rounded float64
   arithmetic :mod:`attncert.kernel.soft_bounds`.
+* :mod:`attncert.kernel.soft_uniform` — length-uniform certificates (Lemma 5 for every
+  n ≥ N₀: B(n) ≤ K/n, and Theorem 6's floor at every such n); its position classes and
+  their exact feature ranges are :mod:`attncert.kernel.uniform_classes`, its propagation
+  :mod:`attncert.kernel.uniform_propagate`, its big numbers :mod:`attncert.kernel.dyadic`.
 """

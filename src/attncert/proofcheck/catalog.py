@@ -154,6 +154,48 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         model="zoo:soft_parity",
     ),
     ArtifactSpec(
+        "hahn2020/lemma5/soft_parity-uniform",
+        "uniform_sensitivity",
+        Exhibits(
+            _HAHN,
+            ("Lemma 5", "Theorem 6"),
+            "On the exact soft PARITY transformer, for every n ≥ 64 at once: changing one input "
+            "symbol moves the accept logit by at most K/n with K ≈ 4.09 (Lemma 5's published "
+            "constant for the same weights is ≈ 9.4·10⁷), so its expected PARITY cross-entropy "
+            "is at least log(1 + e^{−K/(2n)}) at every n ≥ 64 and tends to log 2 (Theorem 6).",
+        ),
+        {"n0": 64, "floor_at": [64, 256, 1024, 4096]},
+        model="zoo:soft_parity",
+    ),
+    ArtifactSpec(
+        "hahn2020/lemma5/soft_parity_lm-uniform",
+        "uniform_sensitivity",
+        Exhibits(
+            _HAHN,
+            ("Lemma 5", "Theorem 6"),
+            "On the soft PARITY language-model transformer, for every n ≥ 64: B(n) ≤ K/n with "
+            "K ≈ 3·10¹⁶ (published constant ≈ 2·10⁷⁴⁶) — the O(1/n) of Lemma 5 with its "
+            "constant, which is below the logit's range only from n ≈ 1.8·10¹⁴ on; until then "
+            "Theorem 6's floor is the range cap's.",
+        ),
+        {"n0": 64, "floor_at": [64, 1024]},
+        model="zoo:soft_parity_lm",
+    ),
+    ArtifactSpec(
+        "hahn2020/lemma5/soft_dyck2_lm-uniform",
+        "uniform_sensitivity",
+        Exhibits(
+            _HAHN,
+            ("Lemma 5",),
+            "On the soft 2-Dyck language-model transformer, for every n ≥ 64: one changed "
+            "bracket moves the accept logit by at most K/n with K ≈ 2.5·10⁵ (published "
+            "constant ≈ 6·10¹⁷⁰); K/n is below the logit's range over every length from "
+            "n = 405 on.",
+        ),
+        {"n0": 64},
+        model="zoo:soft_dyck2_lm",
+    ),
+    ArtifactSpec(
         "hahn2020/theorem6/soft_parity_lm-n256",
         "soft_certificate",
         Exhibits(

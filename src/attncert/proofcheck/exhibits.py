@@ -112,6 +112,15 @@ def _z3_agreement(directory: Path, manifest: Manifest, model: Any) -> set[str]:
     return out
 
 
+def _uniform(directory: Path, manifest: Manifest, model: Any) -> set[str]:
+    """Lemma 5 always; Theorem 6 when the certificate carries the PARITY floor."""
+    try:
+        cert = read_json(directory / manifest.file("certificate").path)
+    except Exception:  # the kind's checker reports a missing or malformed certificate
+        return {"Lemma 5"}
+    return {"Lemma 5", "Theorem 6"} if cert.get("floor") else {"Lemma 5"}
+
+
 _KINDS: dict[str, tuple[str, Callable[[Path, Manifest, Any], set[str]]]] = {
     "hard_certificate": (HAHN, _hard_certificate),
     "lll_report": (HAHN, lambda d, m, model: set(_LLL)),
@@ -128,6 +137,7 @@ _KINDS: dict[str, tuple[str, Callable[[Path, Manifest, Any], set[str]]]] = {
     ),
     "lemma5": (HAHN, lambda d, m, model: {"Lemma 5", "S2 eq. (34)", "S2 eq. (35)"}),
     "soft_certificate": (HAHN, lambda d, m, model: {"Lemma 5", "Theorem 6"}),
+    "uniform_sensitivity": (HAHN, _uniform),
     "z3_agreement": (YANG, _z3_agreement),
     "tieless_simulation": (YANG, lambda d, m, model: {"Theorem 26", "Lemma 24", "Lemma 25"}),
 }

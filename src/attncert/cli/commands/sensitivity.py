@@ -37,6 +37,20 @@ REFUTED (1: the checker rejected a certificate, or a measured change exceeded a
 certified bound), UNDECIDED (3: a bound overflowed float64); bad input exits 2. A model outside Lemma 5
 (hard or masked attention, temperature growing with n, unbounded positional encodings)
 is still measured; the report says which hypothesis fails instead of giving a bound.
+
+``--uniform`` adds Lemma 5 *uniformly in n* (attncert.soft.certified.uniform): a certified
+constant K with B(n) ≤ K/n for **every** n ≥ N₀ (``--n0``, default 64) — one propagation
+valid for all lengths at once, re-derived by attncert.kernel.soft_uniform — beside Lemma
+5's constant as published for the same weights, the logit's range Z over every length
+(the cap), the length from which K/n < Z, and on {0,1}ⁿ Theorem 6 for the model at every
+n ≥ N₀: E[CE_n] ≥ log(1 + e^{−min(K/n, Z)/2}) ≥ log(1 + e^{−K/(2n)}) → log 2. Each measured
+change at an n ≥ N₀ must be ≤ K/n (else REFUTED). A masked head, a temperature growing
+with n, an unbounded positional feature or a learned position table gives OUTSIDE-THEOREM
+with the reason.
+
+    attncert sensitivity zoo:soft_parity --uniform --n0 64 --n 64,256,1024 --time-budget 5
+    attncert sensitivity zoo:soft_parity --uniform --save-uniform uniform.json
+    attncert soft-check uniform.json
 """
 
 from __future__ import annotations
@@ -140,6 +154,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="with --certify: write each certificate (PATH may contain {n})",
     )
     p.add_argument(
+        "--uniform",
+        action="store_true",
+        help="also the length-uniform Lemma 5: K with B(n) ≤ K/n for every n ≥ N0, checked, "
+        "beside Lemma 5's published constant, and Theorem 6's floor at every n ≥ N0",
+    )
+    p.add_argument(
+        "--n0",
+        type=integer(minimum=2, maximum=10**15),
+        default=64,
+        help="with --uniform: the least length the statement covers (default 64)",
+    )
+    p.add_argument(
+        "--bins",
+        type=integer(minimum=1, maximum=256),
+        default=None,
+        help="with --uniform: relative-position bins (default: the best of 1, 2, 4, …, 32)",
+    )
+    p.add_argument(
+        "--save-uniform",
+        metavar="PATH",
+        help="with --uniform: write the uniform certificate (re-check: attncert soft-check)",
+    )
+    p.add_argument(
         "--samples",
         type=integer(minimum=2, maximum=1_000_000),
         default=1000,
@@ -170,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
     _check_certify_args(args, ns)
     model = load_model_arg(args.model)
     check_sizes(model, ns)
+    uniform = _uniform(args, model, ns) if args.uniform else None
     report = sensitivity_report(
         model,
         ns,
@@ -184,13 +222,18 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot_sensitivity(report, args.plot, certified=rows)
     rate = _parity_rate(model, ns, args.accepts) if args.parity_rate else None
+    u_rows = _uniform_rows(uniform, report) if uniform is not None else None
+    verdict = _final_verdict(rows, model, uniform, u_rows)
     if args.json:
         out = report.as_dict()
         if rate is not None:
             out["parity_rate"] = rate
         if rows is not None:
             out["certified"] = [r.as_dict() for r in rows]
-            out["verdict"] = _verdict(rows, model)
+        if uniform is not None:
+            out["uniform"] = dict(uniform.as_dict(), rows=u_rows)
+        if verdict is not None:
+            out["verdict"] = verdict
         print_json(out)
     else:
         print(format_table(report))
@@ -199,11 +242,28 @@ def run(args: argparse.Namespace) -> int:
 
             print()
             print(format_certified(rows))
-            print(f"verdict: {_verdict(rows, model)}")
+            if uniform is None:
+                print(f"verdict: {verdict}")
         if rate is not None:
             print()
             print(rate["table_text"])
             print(rate["one_layer"]["text"])
+        if uniform is not None:
+            from attncert.soft.certified.uniform import format_uniform
+
+            measured = {r["n"]: r["measured"] for r in u_rows}
+            print()
+            print(format_uniform(uniform, ns, measured))
+            for r in u_rows:
+                if r["sound"] is False:
+                    print(
+                        f"  REFUTED: at n = {r['n']} the measured change {r['measured']!r} "
+                        f"exceeds K/n = {r['K_over_n']}"
+                    )
+            if args.save_uniform and uniform.certificate is not None:
+                uniform.save(args.save_uniform)
+                print(f"uniform certificate written to {args.save_uniform}")
+            print(f"verdict: {verdict}")
         if args.plot:
             print(f"plot written to {args.plot}")
         if args.save and rows is not None:
@@ -211,13 +271,75 @@ def run(args: argparse.Namespace) -> int:
                 "certificates written: "
                 + ", ".join(args.save.replace("{n}", str(r.n)) for r in rows if r.certificate)
             )
-    if rows is None:
+    if args.json and uniform is not None and args.save_uniform and uniform.certificate:
+        uniform.save(args.save_uniform)
+    if verdict is None:
         return 0
-    return Verdict(_verdict(rows, model)).exit_code
+    return Verdict(verdict).exit_code
+
+
+_WORSE = ("REFUTED", "UNDECIDED", "OUTSIDE-THEOREM", "CERTIFIED-TRIVIAL", "CERTIFIED")
+
+
+def _final_verdict(rows, model, uniform, u_rows) -> str | None:
+    """The per-n verdict (--certify), the uniform one (--uniform, REFUTED when a measured
+    change exceeds K/n), or the worse of the two."""
+    found = []
+    if rows is not None:
+        found.append(_verdict(rows, model))
+    if uniform is not None:
+        bad = any(r["sound"] is False for r in u_rows)
+        found.append(Verdict.REFUTED.value if bad else uniform.verdict)
+    if not found:
+        return None
+    return min(found, key=_WORSE.index)
+
+
+def _uniform(args, model, ns):
+    from attncert.soft.certified.uniform import certify_uniform
+
+    source = args.model if args.model.startswith("zoo:") else str(Path(args.model).resolve())
+    return certify_uniform(model, args.n0, bins=args.bins, source=source, floor_at=tuple(ns))
+
+
+def _uniform_rows(uniform, report) -> list[dict]:
+    """Per measured n: K/n, min(K/n, Z), the floor, the measured change and whether it is
+    ≤ K/n (None below N₀ or without a certificate)."""
+    from fractions import Fraction
+
+    from attncert.kernel.dyadic import approx
+
+    out = []
+    for r in report.profile.results:
+        b = uniform.bound_at(r.n)
+        k_n = None if b is None else uniform.k / r.n
+        out.append(
+            {
+                "n": r.n,
+                "K_over_n": None if k_n is None else approx(k_n, 8),
+                "bound": None if b is None else approx(b, 8),
+                "floor": uniform.floor_at(r.n),
+                "measured": float(r.value),
+                "sound": None if k_n is None else Fraction(float(r.value)) <= k_n,
+            }
+        )
+    return out
 
 
 def _check_certify_args(args, ns: list[int]) -> None:
-    """Refuse, before any work, options that --certify cannot honour."""
+    """Refuse, before any work, options that --certify or --uniform cannot honour."""
+    if args.uniform and args.metric != "logit":
+        raise InputError(
+            "--uniform bounds the change of the logit", expected="--metric logit (the default)"
+        )
+    if not args.uniform and (args.save_uniform or args.bins is not None):
+        raise InputError(
+            "--save-uniform and --bins need --uniform", expected="--uniform --save-uniform PATH"
+        )
+    if args.save_uniform:
+        from attncert.io import check_output_path
+
+        check_output_path(args.save_uniform, "--save-uniform")
     if args.save is None:
         if args.certify and args.metric == "activation":
             raise InputError(

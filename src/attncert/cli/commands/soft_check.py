@@ -1,5 +1,9 @@
 """``attncert soft-check CERT``: re-check a soft certificate with the independent checker.
 
+CERT is a per-n soft certificate (``attncert soft-certify``, ``sensitivity --certify
+--save``; checked by attncert.kernel.soft) or a length-uniform one (``sensitivity --uniform
+--save-uniform``: B(n) ≤ K/n for every n ≥ N₀; checked by attncert.kernel.soft_uniform).
+
 The model is the one the certificate names (``zoo:NAME`` or the path recorded when it was
 written) unless ``--model`` gives another; a model whose content hash differs from the
 certificate's is refused. Every number is re-derived (attncert.kernel.soft).
@@ -33,10 +37,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attncert.io import check_header, read_json
+    from attncert.kernel import soft_uniform
     from attncert.kernel.soft import check
     from attncert.soft.certified.certificate import load_certificate
 
-    data = load_certificate(args.cert)
+    raw = read_json(args.cert)
+    if isinstance(raw, dict) and raw.get("format") == soft_uniform.FORMAT:
+        check_header(raw, args.cert, soft_uniform.FORMAT, soft_uniform.VERSION)
+        if not isinstance(raw.get("model"), dict):
+            raise SpecError("missing field 'model'", where=args.cert)
+        data, check = raw, soft_uniform.check
+    else:
+        data = load_certificate(args.cert)
     source = args.model or data["model"].get("source")
     if not source:
         raise InputError(

@@ -9,6 +9,8 @@ by re-running the search. Built-in kinds:
 - ``lll_report`` — Lemma 4's LLL claims and constants k, N, re-verified with exact/arb
   arithmetic and the claim checker (:mod:`.lll_report`);
 - ``constants_report`` — Theorem 1's constant chain (:mod:`.constants_report`);
+- ``uniform_sensitivity`` — Hahn 2020 Lemma 5 / Theorem 6 at every n ≥ N₀, re-verified by
+  :func:`attncert.kernel.soft_uniform.check` (:mod:`.uniform_sensitivity`);
 - ``tieless_simulation`` — Yang et al. Theorem 26: a uniform–tieless average-hard model and
   its softmax simulation decide a language up to length N (:mod:`.tieless_simulation`).
 
@@ -50,6 +52,7 @@ BUILTIN = (
     "z3_agreement",
     "tieless_simulation",
     "soft_certificate",
+    "uniform_sensitivity",
 )
 
 

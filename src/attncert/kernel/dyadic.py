@@ -1,0 +1,90 @@
+"""Positive numbers beyond float64's range, as exact dyadic rationals (trusted).
+
+Length-uniform constants are products of factors like e^Δ and LayerNorm Lipschitz
+constants; they can exceed 1.8·10³⁰⁸. They are held as :class:`fractions.Fraction` and
+written in the text form ``0x1.<13 hex digits>p<exponent>`` — a float64 mantissa in [1, 2)
+with an integer exponent of any size — which :func:`parse` reads exactly.
+
+    >>> from fractions import Fraction
+    >>> text(up(Fraction(10) ** 400))
+    '0x1.b4ec7f9197400p+1328'
+    >>> parse(text(Fraction(3, 4)))
+    Fraction(3, 4)
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from flint import arb
+
+from attncert.errors import SpecError
+
+
+def up(q: Fraction) -> Fraction:
+    """The least m·2^e ≥ q with a 53-bit integer m (q ≥ 0)."""
+    if q <= 0:
+        return Fraction(0)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    sh = e - 52  # q ∈ [2^e, 2^{e+1}): m = ⌈q / 2^{e−52}⌉ ∈ [2^52, 2^53]
+    scaled = q / Fraction(2) ** sh
+    m = -((-scaled.numerator) // scaled.denominator)
+    return Fraction(m) * Fraction(2) ** sh
+
+
+def text(q: Fraction) -> str:
+    """``0x1.…p<e>`` for a q with a 53-bit mantissa (e.g. from :func:`up`); ``0x0p+0``
+    for 0."""
+    if q == 0:
+        return "0x0p+0"
+    if q < 0:
+        return "-" + text(-q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    mant = q / Fraction(2) ** e
+    f = float(mant)
+    if Fraction(f) != mant:
+        raise ValueError("more than 53 significant bits")
+    return f.hex().split("p")[0] + f"p{e:+d}"
+
+
+def parse(s: object, where: str = "number") -> Fraction:
+    """The exact value of a :func:`text` string (or a JSON number)."""
+    if isinstance(s, (int, float)) and not isinstance(s, bool):
+        if not math.isfinite(s):
+            raise SpecError(f"{s!r} is not finite", where=where)
+        return Fraction(s)
+    if not isinstance(s, str) or "p" not in s:
+        raise SpecError(f"{s!r} is not a number", where=where, expected="'0x1.…p<exponent>'")
+    mant, _, exp = s.partition("p")
+    try:
+        return Fraction(float.fromhex(mant + "p+0")) * Fraction(2) ** int(exp)
+    except (ValueError, OverflowError):
+        raise SpecError(f"{s!r} is not a number", where=where) from None
+
+
+def from_arb_upper(x: arb) -> Fraction:
+    """The exact upper endpoint of an arb ball."""
+    m, e = x.upper().man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def to_arb(q: Fraction) -> arb:
+    """A ball containing q."""
+    return arb(q.numerator) / q.denominator
+
+
+def approx(q: Fraction, digits: int = 4) -> str:
+    """A short decimal form, e.g. ``1.292e+272`` (for messages; never decides anything)."""
+    if q == 0:
+        return "0"
+    if q.numerator.bit_length() - q.denominator.bit_length() < 1000:
+        return f"{float(q):.{digits}g}"
+    lg = (to_arb(q).log() / arb(10).log()).mid()
+    e10 = math.floor(float(lg))
+    mant = 10 ** (float(lg) - e10)
+    return f"{mant:.{digits - 1}f}e+{e10}"
