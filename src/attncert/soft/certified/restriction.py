@@ -42,6 +42,7 @@ from attncert.model.spec import Model
 from attncert.soft.certified.propagate import propagate, restriction_inputs
 
 METHODS = ("auto", "affine", "box")
+PROBED = 3  # bases probed per method, the largest float margins first
 
 
 @dataclass(frozen=True)
@@ -134,18 +135,25 @@ def search_restriction(
     block: int | None = None,
     method: str = "box",
     order: np.ndarray | None = None,
+    known: dict | None = None,
 ) -> SoftRestriction | None:
     """Grow a certified restriction from ``base`` (module docstring); None if even the
     fully fixed base is not certified (its logit's enclosure contains 0). ``order``: the
-    positions by increasing influence, if the caller has it (:func:`_order`)."""
+    positions by increasing influence, if the caller has it (:func:`_order`); ``known``:
+    propagations already run, by (ρ, method) (the probe's, say), reused."""
     t0 = time.perf_counter()
     n = len(base)
     calls = 0
 
+    known = {} if known is None else known
+
     def check(free: np.ndarray):
         nonlocal calls
-        calls += 1
-        return certify(model, _rho(base, free), method, base)
+        key = (_rho(base, free), method)
+        if key not in known:
+            calls += 1
+            known[key] = certify(model, key[0], method, base)
+        return known[key]
 
     none_free = np.zeros(n, dtype=bool)
     decision, prop = check(none_free)
@@ -155,17 +163,25 @@ def search_restriction(
         order = _order(model, base)
     best_free, best = none_free, (decision, prop)
 
+    def signed(p: _Range) -> float:
+        """The certified margin on the side of ``decision`` (negative: not certified)."""
+        m = p.z_lo if decision else -p.z_hi
+        return float(m) if np.isfinite(m) else -np.inf
+
+    margins = {0: signed(prop)}
+
     def prefix(k: int) -> bool:
         nonlocal best_free, best
         free = none_free.copy()
         free[order[:k]] = True
         dec, p = check(free)
+        margins[k] = signed(p)
         if dec == decision:
             best_free, best = free, (dec, p)
             return True
         return False
 
-    # gallop: 16, 32, 64, … free positions until one fails, then bisect
+    # gallop: 16, 32, 64, … free positions until one fails
     lo, hi, k = 0, n, min(16, n)
     while time.perf_counter() - t0 < time_limit:
         if prefix(k):
@@ -177,8 +193,17 @@ def search_restriction(
         else:
             hi = k - 1
             break
+    # then search [lo, hi] for the last certified prefix: the margin falls with k, so the
+    # next candidate is where the line through the two end margins crosses 0 (regula
+    # falsi), kept at least an eighth of the interval from either end
     while lo < hi and time.perf_counter() - t0 < time_limit:
-        mid = (lo + hi + 1) // 2
+        m_lo, m_hi = margins.get(lo, 0.0), margins.get(hi + 1, -np.inf)
+        if np.isfinite(m_hi) and m_lo > 0 > m_hi:
+            guess = lo + (hi + 1 - lo) * m_lo / (m_lo - m_hi)
+        else:
+            guess = (lo + hi + 1) / 2
+        pad = max(1, (hi - lo) // 8)
+        mid = int(min(max(round(guess), lo + pad), hi - pad + 1)) if hi - lo > 2 else hi
         if prefix(mid):
             lo = mid
         else:
@@ -231,12 +256,15 @@ def _order(model: Model, base: str) -> np.ndarray:
     return np.argsort(influence(model, base), kind="stable")
 
 
-def _probe(model: Model, base: str, method: str, order: np.ndarray) -> float | None:
+def _probe(model: Model, base: str, method: str, order: np.ndarray, known: dict) -> float | None:
     """The certified margin with the 16 least influential positions free, or None: a
-    cheap test of whether ``base`` is worth a search."""
+    cheap test of whether ``base`` is worth a search (kept in ``known`` for it)."""
     free = np.zeros(len(base), dtype=bool)
     free[order[:16]] = True
-    dec, p = certify(model, _rho(base, free), method, base)
+    key = (_rho(base, free), method)
+    if key not in known:
+        known[key] = certify(model, key[0], method, base)
+    dec, p = known[key]
     if dec is None:
         return None
     return p.z_lo if dec else -p.z_hi
@@ -253,11 +281,12 @@ def best_restriction(
 ) -> SoftRestriction | None:
     """The restriction with most free positions over several starting strings.
 
-    Every base is probed first (:func:`_probe`); the search then runs from the bases that
-    passed, the largest certified probe margin first (the first one usually takes the
-    whole time), and from the others if time is left. ``method``: "affine", "box", or
-    "auto" — the affine propagation where it applies (two thirds of the time), then the
-    box propagation with the rest; the restriction with more free positions wins."""
+    The :data:`PROBED` bases with the largest float margins are probed first
+    (:func:`_probe`); the search then runs from those that passed, the largest certified
+    probe margin first (the first one usually takes the whole time), and from the others
+    if time is left. ``method``: "affine", "box", or "auto" — the affine propagation where
+    it applies (two thirds of the time), then, only if it freed no position, the box
+    propagation with the rest."""
     if method not in METHODS:
         raise ValueError(f"restriction method {method!r}: expected one of {METHODS}")
     t0 = time.perf_counter()
@@ -268,24 +297,29 @@ def best_restriction(
     if method == "auto":
         plan = ["affine", "box"] if applicable(model, n) is None else ["box"]
     orders: dict[str, np.ndarray] = {}  # one influence ranking per base, both methods
+    known: dict = {}  # propagations by (ρ, method): the probe's first step is the search's
     best = None
     for step, how in enumerate(plan):
+        if step and best is not None and best.free:
+            break  # auto: the box propagation only where the affine one found nothing
         share = 2.0 / 3.0 if (len(plan) == 2 and step == 0) else 1.0
         deadline = time.perf_counter() + (time_limit - (time.perf_counter() - t0)) * share
         probed = []
-        for base in ranked:
+        for base in ranked[:PROBED]:
             if time.perf_counter() >= deadline:
                 break
             if base not in orders:
                 orders[base] = _order(model, base)
-            margin = _probe(model, base, how, orders[base])
+            margin = _probe(model, base, how, orders[base], known)
             probed.append((-np.inf if margin is None else margin, base))
         order = [b for _, b in sorted(probed, key=lambda mb: -mb[0])]
         for base in order:
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
-            res = search_restriction(model, base, time_limit=left, method=how, order=orders[base])
+            res = search_restriction(
+                model, base, time_limit=left, method=how, order=orders[base], known=known
+            )
             if res is not None and (best is None or res.free > best.free):
                 best = res
     return best
