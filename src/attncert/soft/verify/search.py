@@ -123,16 +123,16 @@ def search(
         stats.bound_free, int(np.floor(np.log(max(budget.exhaustive, 1)) / np.log(len(alpha))))
     )
     depth = n - reach
-    if depth > 0 and depth * np.log(len(alpha)) > np.log(max(budget.nodes, 1)):
-        if stats.bound_free < n:
-            stats.stopped = (
-                f"no cube can be decided within the node budget: the bound applies to at most "
-                f"{max(stats.bound_free, 0)} free positions and string-by-string evaluation to "
-                f"{budget.exhaustive} completions, {depth} splits deep"
-            )
-            heap.clear()
-            tree.leaf(0, Leaf("open", reason=stats.stopped))
-            return tree, stats
+    far = depth > 0 and depth * np.log(len(alpha)) > np.log(max(budget.nodes, 1))
+    if far and stats.bound_free < n:
+        stats.stopped = (
+            f"no cube can be decided within the node budget: the bound applies to at most "
+            f"{max(stats.bound_free, 0)} free positions and string-by-string evaluation to "
+            f"{budget.exhaustive} completions, {depth} splits deep"
+        )
+        heap.clear()
+        tree.leaf(0, Leaf("open", reason=stats.stopped))
+        return tree, stats
     decided = 0.0
     while heap:
         if time.perf_counter() - t0 > budget.seconds:
