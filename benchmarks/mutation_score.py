@@ -1,0 +1,300 @@
+"""Mutation score of the trusted kernel (issue 25): how many wrong kernels the suite rejects.
+
+For each trusted module (``kernel/{hard,soft,affine,...}.py``, ``arith/*.py``) this script
+runs mutmut 3 (``pip install -e ".[mutation]"``) in a scratch project of its own under
+``.mutation/<module>/`` (git-ignored): a copy of ``src/`` and ``tests/``, and a
+``pyproject.toml`` whose ``[tool.mutmut]`` mutates that one module and whose test selection
+is the module's few test files listed in :data:`MODULES`. mutmut records which tests call
+each mutated function and runs only those (``-x``, one worker process, no xdist), so the
+per-mutant cost is that of the tests that reach the mutated code.
+
+Every mutant ends in one of four classes:
+
+* **killed** — some test failed (or the run timed out / crashed) with the mutant in place;
+* **equivalent** — listed in ``benchmarks/mutation_equivalent.toml`` with the reason it
+  cannot be told apart from the original by any input (e.g. a rounding direction on a value
+  that is discarded), or is *sound but looser* (a bound made wider, still sound) — which a
+  soundness test cannot detect, and the table says so;
+* **survived** — none of the above: a gap in the tests;
+* (mutmut's "no tests": no selected test reaches the function — counted as survived.)
+
+The score is killed / (mutants − equivalent). ``docs/mutation.md`` records the table.
+
+Usage::
+
+    python benchmarks/mutation_score.py                 # every module (hours on 1 core)
+    python benchmarks/mutation_score.py arith/filter    # one module (resumes a cached run)
+    python benchmarks/mutation_score.py --table         # the table from cached results
+    python benchmarks/mutation_score.py --survivors arith/filter   # diff of each survivor
+    python benchmarks/mutation_score.py --fresh ...     # discard the cached results first
+
+Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+import zlib
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutation"
+EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
+
+# module (relative to src/attncert, without .py) -> the test files (or node ids) that
+# exercise it; chosen by coverage and run time (the cheapest set that reaches the module).
+MODULES: dict[str, list[str]] = {
+    "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
+    "arith/field": ["tests/test_arith_enclose.py", "tests/test_kernel_near_ties.py"],
+    "arith/filter": ["tests/test_arith_enclosure_soundness.py", "tests/test_scale_paths.py"],
+    "arith/positionwise": ["tests/test_arith_enclose.py", "tests/test_scale_paths.py"],
+    "arith/rows": ["tests/test_scale_paths.py", "tests/test_kernel_near_ties.py"],
+    "arith/threads": ["tests/test_ranking_threads.py"],
+    "kernel/hard": ["tests/test_kernel_hard_v2.py", "tests/test_kernel_near_ties.py"],
+    "kernel/soft": ["tests/test_kernel_soft.py"],
+    "kernel/affine": ["tests/test_kernel_soft_affine.py"],
+    "kernel/affine_heads": ["tests/test_kernel_soft_affine.py"],
+    "kernel/affine_rows": ["tests/test_kernel_soft_affine.py"],
+    "kernel/soft_affine": ["tests/test_kernel_soft_affine.py"],
+    "kernel/s1": ["tests/test_kernel_s1.py"],
+    "kernel/forward": ["tests/test_kernel_hard_v2.py", "tests/test_scale_paths.py"],
+    "kernel/trace": ["tests/test_kernel_hard_v2.py", "tests/test_float_ties.py"],
+    "kernel/layers": ["tests/test_scale_agreement.py", "tests/test_ranking_threads.py"],
+}
+
+# pytest options of every run: one process (no xdist), the default marker selection, and
+# no cache (the scratch copies must not write into each other's state)
+PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-m", "not slow", "-W", "ignore"]
+
+
+def _mutmut_config(module: str) -> str:
+    lines = [
+        "[tool.mutmut]",
+        'source_paths = ["src"]',
+        f'only_mutate = ["src/attncert/{module}.py"]',
+        f"pytest_add_cli_args_test_selection = {json.dumps(MODULES[module])}",
+        f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS)}",
+        "timeout_multiplier = 10.0",
+        "use_git_change_detection = false",
+        "",
+        "[tool.pytest.ini_options]",
+        'testpaths = ["tests"]',
+        "markers = [",
+        '    "slow: long-running tests",',
+        '    "notebooks: executes the notebooks",',
+        "]",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _slug(module: str) -> str:
+    return module.replace("/", ".")
+
+
+def prepare(module: str, *, fresh: bool) -> Path:
+    """The scratch project of ``module``: src/ and tests/ copied afresh, the config written."""
+    work = WORK / _slug(module)
+    if fresh and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    for sub in ("src", "tests"):
+        if (work / sub).exists():
+            shutil.rmtree(work / sub)
+        shutil.copytree(
+            ROOT / sub, work / sub, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+        )
+    (work / "pyproject.toml").write_text(_mutmut_config(module))
+    return work
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # mutmut puts mutants/src first on sys.path itself
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env["OMP_NUM_THREADS"] = "1"
+    env["MKL_NUM_THREADS"] = "1"
+    return env
+
+
+def sample(names: list[str], size: int) -> list[str]:
+    """The mutants a run tests: all of them if at most ``size``, else the ``size`` whose
+    CRC-32 of the name is smallest — a fixed pseudo-random sample, the same on every run
+    (mutmut numbers the mutants of each function in source order, so the names, and the
+    sample, stay put while the module's source does)."""
+    if size <= 0 or len(names) <= size:
+        return sorted(names)
+    return sorted(sorted(names, key=lambda n: (zlib.crc32(n.encode()), n))[:size])
+
+
+def _mutmut(work: Path, args: list[str], log: Path) -> int:
+    cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", "1", *args]
+    with log.open("a") as out:
+        proc = subprocess.run(cmd, cwd=work, env=_env(), stdout=out, stderr=subprocess.STDOUT)
+    return proc.returncode
+
+
+def run(module: str, *, fresh: bool, size: int, names: list[str] | None = None) -> float:
+    """Run (or resume) mutmut on ``module``'s sample; returns the seconds this call took."""
+    work = prepare(module, fresh=fresh)
+    log = work / "run.log"
+    start = time.perf_counter()
+    if not results(module):
+        # first call: generate every mutant and collect which tests reach which function;
+        # the pattern matches no mutant, so mutmut stops there (by an assertion)
+        _mutmut(work, ["attncert.no.such.module.*"], log)
+    done = results(module)
+    chosen = sample(list(done), size)
+    todo = names if names is not None else [n for n in chosen if done.get(n) is None]
+    if todo:
+        code = _mutmut(work, todo, log)
+        if code != 0:
+            print(f"{module}: mutmut exited {code}; see {log}", file=sys.stderr)
+    seconds = time.perf_counter() - start
+    spent = WORK / _slug(module) / "seconds.txt"
+    before = float(spent.read_text()) if spent.exists() and not fresh else 0.0
+    spent.write_text(f"{before + seconds:.1f}\n")
+    (work / "sample.json").write_text(json.dumps({"size": size, "mutants": chosen}))
+    return seconds
+
+
+# mutants tested per module: the whole module when it has at most this many, else a fixed
+# pseudo-random sample (see :func:`sample`); 10,572 mutants in all take days on one core
+SAMPLE = 100
+
+KILLED = {1, 3, 36, 24, -24, 152, 255, -11, -9}
+
+
+def results(module: str) -> dict[str, int | None]:
+    """mutant name -> mutmut's exit code (None: not run yet), from the scratch project."""
+    meta = WORK / _slug(module) / "mutants" / "src" / "attncert" / f"{module}.py.meta"
+    if not meta.exists():
+        return {}
+    return dict(json.loads(meta.read_text())["exit_code_by_key"])
+
+
+def equivalent() -> dict[str, dict[str, str]]:
+    """The documented equivalent mutants: name -> {kind, reason}."""
+    if not EQUIVALENT.exists():
+        return {}
+    data = tomllib.loads(EQUIVALENT.read_text())
+    return {name: entry for name, entry in data.get("mutant", {}).items()}
+
+
+def chosen(module: str) -> list[str]:
+    """The mutants of the module's last run (its sample)."""
+    path = WORK / _slug(module) / "sample.json"
+    return json.loads(path.read_text())["mutants"] if path.exists() else []
+
+
+def classify(module: str) -> dict[str, list[str]]:
+    eq = equivalent()
+    out: dict[str, list[str]] = {"killed": [], "equivalent": [], "survived": [], "pending": []}
+    codes = results(module)
+    for name in chosen(module):
+        code = codes.get(name)
+        if code is None:
+            out["pending"].append(name)
+        elif code in KILLED:
+            out["killed"].append(name)
+        elif name in eq:
+            out["equivalent"].append(name)
+        else:
+            out["survived"].append(name)
+    return out
+
+
+def table(modules: list[str]) -> str:
+    rows = [
+        "| module | mutants (all) | tested | killed | equivalent | survived | score | run time |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    totals = [0, 0, 0, 0]
+    everything = 0
+    for module in modules:
+        c = classify(module)
+        n = sum(len(v) for v in c.values())
+        total = len(results(module))
+        everything += total
+        k, e, s = len(c["killed"]), len(c["equivalent"]), len(c["survived"]) + len(c["pending"])
+        score = f"{100 * k / (n - e):.1f} %" if n > e else "—"
+        seconds_file = WORK / _slug(module) / "seconds.txt"
+        secs = f"{float(seconds_file.read_text()):.0f} s" if seconds_file.exists() else "—"
+        rows.append(f"| {module}.py | {total} | {n} | {k} | {e} | {s} | {score} | {secs} |")
+        for i, x in enumerate((n, k, e, s)):
+            totals[i] += x
+    n, k, e, s = totals
+    score = f"{100 * k / (n - e):.1f} %" if n > e else "—"
+    rows.append(f"| **total** | {everything} | {n} | {k} | {e} | {s} | {score} | |")
+    return "\n".join(rows)
+
+
+def survivors(module: str) -> None:
+    work = WORK / _slug(module)
+    for name in classify(module)["survived"] + classify(module)["pending"]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mutmut", "show", name],
+            cwd=work,
+            env=_env(),
+            capture_output=True,
+            text=True,
+        )
+        print(proc.stdout.strip())
+        print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help="e.g. arith/filter kernel/hard (default: all)")
+    parser.add_argument("--table", action="store_true", help="print the table from the cache")
+    parser.add_argument("--survivors", action="store_true", help="show each survivor's diff")
+    parser.add_argument("--fresh", action="store_true", help="discard cached results first")
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=SAMPLE,
+        help=f"mutants tested per module (default {SAMPLE}; 0: all of them)",
+    )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="run the sample's survivors again (after new tests); with one module only",
+    )
+    args = parser.parse_args(argv)
+    modules = args.modules or list(MODULES)
+    unknown = [m for m in modules if m not in MODULES]
+    if unknown:
+        print(f"unknown module(s) {unknown}; expected some of {list(MODULES)}", file=sys.stderr)
+        return 2
+    if args.survivors:
+        for module in modules:
+            survivors(module)
+        return 0
+    if args.rerun:
+        for module in modules:
+            again = classify(module)["survived"]
+            seconds = run(module, fresh=False, size=args.size, names=again) if again else 0.0
+            print(f"{module}: {len(again)} survivors rerun in {seconds:.0f} s", flush=True)
+    elif not args.table:
+        for module in modules:
+            seconds = run(module, fresh=args.fresh, size=args.size)
+            print(f"{module}: {seconds:.0f} s", flush=True)
+    print(
+        f"{date.today().isoformat()}, {platform.node()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}"
+    )
+    print(table(modules))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,335 @@
+"""The float64 enclosures of attncert.arith.enclose and the score bounds of
+attncert.arith.filter, checked against exact rational arithmetic on adversarial inputs
+(issue 25's mutation analysis: each test here rejects kernels that the older tests let
+through).
+
+Soundness: every exact value at a point of the input enclosure (its corners, its centre)
+lies in the output enclosure — on inputs mixing magnitudes 1e-20 … 1e20 and cancelling
+sums, where float64 rounding errors are as large as the documented bounds allow.
+Tightness: an output radius is within a small factor of the module's documented
+first-order bound, so an enclosure made wider by orders of magnitude (still sound, but
+useless for deciding anything) is rejected as well.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import mpmath
+import numpy as np
+import pytest
+from flint import arb, fmpq
+
+from attncert.arith import enclose
+from attncert.arith.field import Undecided
+from attncert.arith.filter import Enclosed, row_bounds, score_block, score_pairs, top_columns
+from attncert.model.spec import LayerNorm
+
+U = 2.0**-53
+
+
+def _q(x: float) -> fmpq:
+    return fmpq(*float(x).as_integer_ratio())
+
+
+def _inside(box: Enclosed, index: tuple[int, ...], value) -> bool:
+    """value (fmpq or arb) lies in [mid − rad, mid + rad], decided exactly."""
+    lo = _q(box.mid[index]) - _q(box.rad[index])
+    hi = _q(box.mid[index]) + _q(box.rad[index])
+    if isinstance(value, fmpq):
+        return lo <= value <= hi
+    if isinstance(value, mpmath.mpf):  # 400 bits: 2⁻³⁴⁰ relative beside float64 radii
+        with mpmath.workprec(400):
+            slack = abs(value) * mpmath.mpf(2) ** -340
+            return bool(
+                mpmath.mpf(int(lo.p)) / int(lo.q) <= value - slack
+                and value + slack <= mpmath.mpf(int(hi.p)) / int(hi.q)
+            )
+    return bool(arb(lo) <= value.lower() and value.upper() <= arb(hi))
+
+
+def _wild(rng, shape, spread: int = 20) -> np.ndarray:
+    """Entries of random sign and magnitude 10^-spread … 10^spread, some exact zeros."""
+    x = (
+        rng.choice([-1.0, 1.0], size=shape)
+        * rng.random(shape)
+        * 10.0 ** rng.integers(-spread, spread + 1, size=shape)
+    )
+    x[rng.random(shape) < 0.1] = 0.0
+    return x
+
+
+def _cancelling(rng, rows: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """x, w whose products cancel: x·w is tiny against Σ|x||w| (the worst case of the γ_k
+    rounding bound)."""
+    x = rng.standard_normal((rows, k)) * 10.0 ** rng.integers(-3, 4, size=(rows, k))
+    w = rng.standard_normal((3, k))
+    w[:, -1] = 0.0
+    for r in range(3):  # last entry of w cancels row 0's dot product up to rounding
+        if x[0, -1] != 0:
+            w[r, -1] = -(x[0, :-1] @ w[r, :-1]) / x[0, -1]
+    return x, w
+
+
+def _points(box: Enclosed, rng, count: int = 6):
+    """Points of the box as exact rationals: the centre, opposite corners, random corners."""
+    mid, rad = box.mid, box.rad
+    signs = [np.zeros_like(mid), np.ones_like(mid), -np.ones_like(mid)]
+    signs += [rng.choice([-1.0, 1.0], size=mid.shape) for _ in range(count - 3)]
+    for s in signs:
+        yield [
+            [_q(m) + int(sg) * _q(r) for m, r, sg in zip(mr, rr, sr, strict=True)]
+            for mr, rr, sr in zip(mid, rad, s, strict=True)
+        ]
+
+
+def _boxes(rng, rows: int, k: int):
+    """Point enclosures and thick ones, of wild and of cancelling vectors."""
+    x = _wild(rng, (rows, k))
+    yield Enclosed(x, np.zeros_like(x))
+    yield Enclosed(x, np.abs(_wild(rng, (rows, k), 5)) * (rng.random((rows, k)) < 0.5))
+    c, _ = _cancelling(rng, rows, k)
+    yield Enclosed(c, np.zeros_like(c))
+    yield Enclosed(c, np.abs(c) * 2.0**-40)
+
+
+# ----------------------------------------------------------------------- arith.enclose
+def _matvec(rows, w, b):
+    return [
+        [
+            sum((xi * _q(wi) for xi, wi in zip(row, wr, strict=True)), fmpq(0)) + _q(bi)
+            for wr, bi in zip(w, b, strict=True)
+        ]
+        for row in rows
+    ]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_affine_encloses_exact_products_and_stays_near_its_documented_bound(seed):
+    rng = np.random.default_rng(seed)
+    k = 5
+    for x in _boxes(rng, 3, k):
+        for w, b in (
+            (_wild(rng, (4, k), 3), None),
+            (_wild(rng, (4, k), 3), _wild(rng, 4, 25)),  # a bias that swamps x·w
+            (_cancelling(rng, 3, k)[1], np.zeros(3)),
+        ):
+            if b is not None and w.shape[0] != b.shape[0]:
+                b = b[: w.shape[0]]
+            y = enclose.affine(x, w, b)
+            bias = np.zeros(w.shape[0]) if b is None else b
+            for pt in _points(x, rng):
+                exact = _matvec(pt, w, bias)
+                for i, j in itertools.product(range(len(exact)), range(len(exact[0]))):
+                    assert _inside(y, (i, j), exact[i][j]), (seed, i, j)
+            # the documented bound r|W|ᵀ + γ_k|m||W|ᵀ + 2u|ỹ|, within a factor 1.5
+            doc = (
+                x.rad @ np.abs(w).T
+                + 1.01 * k * U * (np.abs(x.mid) @ np.abs(w).T)
+                + 2 * U * np.abs(y.mid)
+            )
+            assert np.all(y.rad <= 1.5 * doc + 1e-290), (y.rad, doc)
+
+
+def test_a_bias_much_larger_than_the_product_is_rounded_inside_the_enclosure():
+    """1 + 1e-20 rounds to 1: the error lives in the bias addition alone."""
+    x = enclose.point(np.array([[1e-20, 3e-21]]))
+    w = np.array([[1.0, 1.0], [1.0, -1.0]])
+    y = enclose.affine(x, w, np.array([1.0, -1.0]))
+    assert _inside(y, (0, 0), fmpq(1) + _q(1e-20) + _q(3e-21))
+    assert _inside(y, (0, 1), fmpq(-1) + _q(1e-20) - _q(3e-21))
+    assert y.rad.max() < 1e-15
+
+
+def _binary_maps(a: Enclosed, b: Enclosed, g: np.ndarray):
+    """(output enclosure, exact value at points p, q, documented bound) of add, mul, scale."""
+    y = enclose.add(a, b)
+    yield y, lambda p, q, i, j: p[i][j] + q[i][j], a.rad + b.rad + 2 * U * np.abs(y.mid)
+    y = enclose.mul(a, b)
+    doc = np.abs(a.mid) * b.rad + a.rad * (np.abs(b.mid) + b.rad) + 2 * U * np.abs(y.mid)
+    yield y, lambda p, q, i, j: p[i][j] * q[i][j], doc
+    y = enclose.scale(a, g)
+    yield y, lambda p, q, i, j: p[i][j] * _q(g[j]), a.rad * np.abs(g) + 2 * U * np.abs(y.mid)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_add_scale_mul_enclose_exact_values_and_stay_tight(seed):
+    rng = np.random.default_rng(seed)
+    shape = (3, 4)
+    boxes = list(_boxes(rng, *shape))
+    g = _wild(rng, shape[1], 10)
+    for a, b in itertools.combinations(boxes, 2):
+        for y, exact_of, doc in _binary_maps(a, b, g):
+            for p, q in zip(_points(a, rng), _points(b, rng), strict=True):
+                for i, j in itertools.product(range(shape[0]), range(shape[1])):
+                    assert _inside(y, (i, j), exact_of(p, q, i, j)), (seed, i, j)
+            assert np.all(y.rad <= 1.5 * doc + 1e-290)
+
+
+def test_mean_rows_encloses_the_exact_mean_of_each_group():
+    rng = np.random.default_rng(7)
+    for x in _boxes(rng, 6, 3):
+        groups = [np.array([0, 1, 2]), np.array([4]), np.array([5, 3, 1, 0]), np.arange(6)]
+        y = enclose.mean_rows(x, groups)
+        for pt in _points(x, rng):
+            for g, idx in enumerate(groups):
+                for j in range(3):
+                    exact = sum((pt[i][j] for i in idx.tolist()), fmpq(0)) / len(idx)
+                    assert _inside(y, (g, j), exact), (g, j)
+        for g, idx in enumerate(groups):
+            spread = x.rad[idx].mean(axis=0) + 1.01 * len(idx) * U * np.abs(x.mid[idx]).mean(axis=0)
+            assert np.all(y.rad[g] <= 1.5 * (spread + 2 * U * np.abs(y.mid[g])) + 1e-290)
+
+
+def test_relu_is_the_exact_image_of_the_interval():
+    m = np.array([[3.0, -3.0, 0.5, -0.5, 0.0, 1.0, -1.0, 2.0]])
+    r = np.array([[1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0]])
+    y = enclose.relu(Enclosed(m, r))
+    lo, hi = np.maximum(m - r, 0.0), np.maximum(m + r, 0.0)
+    # contains the image [relu(m − r), relu(m + r)] …
+    assert np.all(y.mid - y.rad <= lo) and np.all(y.mid + y.rad >= hi)
+    # … and is that image (up to 4u on the straddling upper end)
+    assert np.all(y.mid - y.rad >= lo - 1e-300)
+    assert np.all(y.mid + y.rad <= hi * (1 + 8 * U))
+
+
+def _layer_norm_exact(norm: LayerNorm, rows) -> list[list[mpmath.mpf]]:
+    """γ ⊙ (x − μ)/√(σ² + ε) + β at 400 bits (mpmath: independent of the kernel's code)."""
+    with mpmath.workprec(400):
+        out = []
+        for row in rows:
+            xs = [mpmath.mpf(int(v.p)) / int(v.q) for v in row]
+            mu = mpmath.fsum(xs) / len(xs)
+            var = mpmath.fsum((v - mu) ** 2 for v in xs) / len(xs)
+            inv = 1 / mpmath.sqrt(var + mpmath.mpf(norm.eps))
+            out.append(
+                [
+                    mpmath.mpf(w) * (v - mu) * inv + mpmath.mpf(b)
+                    for v, w, b in zip(xs, norm.weight.tolist(), norm.bias.tolist(), strict=True)
+                ]
+            )
+        return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_layer_norm_encloses_the_arb_value_at_points_of_the_box(seed):
+    rng = np.random.default_rng(seed)
+    d = 5
+    norm = LayerNorm(rng.standard_normal(d), rng.standard_normal(d), 1e-5)
+    mid = np.vstack(
+        [
+            rng.standard_normal((2, d)) * 10.0 ** rng.integers(-2, 3, size=(2, 1)),
+            np.full((1, d), 3.0) + np.array([2**-50, 0, 0, 0, -(2**-50)]),  # nearly constant
+            np.array([[1e4, -1e4, 1.0, 2.0, 0.0]]),
+        ]
+    )
+    for rad in (np.zeros_like(mid), np.abs(mid) * 1e-6, np.full_like(mid, 1e-3)):
+        box = Enclosed(mid, rad)
+        y = enclose.layer_norm(norm, box)
+        for pt in _points(box, rng, count=5):
+            exact = _layer_norm_exact(norm, pt)
+            for i, j in itertools.product(range(mid.shape[0]), range(d)):
+                assert _inside(y, (i, j), exact[i][j]), (seed, i, j)
+        if not rad.any():
+            # point rows: the enclosure is a few ulps of the output's scale wide
+            scale = np.abs(norm.weight) * (np.abs(y.mid).max() + 1) + np.abs(norm.bias)
+            assert np.all(y.rad[[0, 1, 3]] <= 1e-12 * scale)
+
+
+def test_layer_norm_of_a_constant_row_is_its_bias():
+    norm = LayerNorm(np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.0, -1.0]), 1e-5)
+    y = enclose.layer_norm(norm, enclose.point(np.full((1, 3), 2.0)))
+    for j, b in enumerate(norm.bias.tolist()):
+        assert _inside(y, (0, j), _q(b))
+    assert y.rad.max() < 1e-11
+
+
+def test_an_enclosure_beyond_float_range_is_undecided_in_every_map():
+    big = enclose.point(np.array([[1e308, 1e308]]))
+    for op in (
+        lambda: enclose.add(big, big),
+        lambda: enclose.scale(big, np.array([10.0, 10.0])),
+        lambda: enclose.mul(big, big),
+        lambda: enclose.mean_rows(
+            Enclosed(np.full((2, 2), 1e308), np.zeros((2, 2))), [np.arange(2)]
+        ),
+    ):
+        with np.errstate(over="ignore"), pytest.raises(Undecided, match="overflow"):
+            op()
+
+
+# ------------------------------------------------------------------------ arith.filter
+def _exact_dot(p, q) -> fmpq:
+    return sum((a * b for a, b in zip(p, q, strict=True)), fmpq(0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_score_bounds_contain_the_exact_score_of_every_point_of_the_boxes(seed):
+    rng = np.random.default_rng(seed)
+    m = 6
+    for qb, kb in itertools.product(list(_boxes(rng, 2, m)), repeat=2):
+        s, e = score_block(qb, kb)
+        assert np.all(e >= 0)
+        for p, q in zip(_points(qb, rng), _points(kb, rng), strict=True):
+            for i, j in itertools.product(range(2), range(2)):
+                exact = _exact_dot(p[i], q[j])
+                err = abs(exact - _q(s[i, j]))
+                assert err <= _q(e[i, j]), (seed, i, j)
+        # no wider than the documented E (module docstring) by more than 1.5×
+        aq, ak = np.abs(qb.mid), np.abs(kb.mid)
+        doc = (aq + qb.rad) @ kb.rad.T + qb.rad @ ak.T + 1.01 * m * U * (aq @ ak.T)
+        assert np.all(e <= 1.5 * doc + 1e-290)
+        # one query against the key rows: the same numbers
+        s1, e1 = score_pairs(qb.mid[1], qb.rad[1], kb)
+        assert np.allclose(s1, s[1], rtol=1e-12, atol=0)
+        assert np.allclose(e1, e[1], rtol=1e-12, atol=0)
+        # the per-row bound dominates every entrywise bound of its row …
+        rb = row_bounds(qb, kb)
+        assert np.all(rb >= e.max(axis=1)), (rb, e)
+
+
+def test_row_bounds_are_tight_for_parallel_rows():
+    """Cauchy–Schwarz is an equality for parallel vectors: there the row bound equals the
+    entrywise one up to the 2⁻³⁰ inflation."""
+    v = np.array([1.0, 2.0, 3.0, 0.5])
+    qb = Enclosed(np.vstack([v, 2 * v]), np.vstack([v, v]) * 1e-3)
+    kb = Enclosed(np.vstack([v * 0.5, v]), np.vstack([v, v]) * 1e-4)
+    _, e = score_block(qb, kb)
+    rb = row_bounds(qb, kb)
+    assert np.all(rb >= e.max(axis=1))
+    assert np.all(rb <= e.max(axis=1) * (1 + 1e-6))
+    # and a cancelling exact score is still bounded by it
+    s, e = score_block(
+        enclose.point(np.array([[1.0, 1e-17, -1.0]])), enclose.point(np.ones((1, 3)))
+    )
+    exact = fmpq(0) + _q(1e-17)
+    assert abs(exact - _q(s[0, 0])) <= _q(e[0, 0])
+
+
+def test_top_columns_in_blocks_equals_a_full_sort():
+    rng = np.random.default_rng(3)
+    for n, k, width in ((50, 3, 4), (67, 2, 4), (200, 5, 8), (33, 1, 2), (9, 9, 4), (9, 12, 4)):
+        a = rng.standard_normal((6, n))
+        a[1, :] = 0.0  # all tied
+        a[2, -1] = 99.0  # the largest entry in the last, short block
+        a[3, :] = -np.inf
+        got = top_columns(a, min(k, n), width=width)
+        assert got.shape == (6, min(k, n))
+        for r in range(6):
+            cols = got[r].tolist()
+            assert len(set(cols)) == len(cols) and all(0 <= c < n for c in cols)
+            want = np.sort(a[r])[::-1][: min(k, n)]
+            assert np.array_equal(np.sort(a[r, cols])[::-1], want), (n, k, width, r)
+
+
+def test_enclosed_blocks():
+    box = Enclosed(
+        np.array([[3.0, -4.0], [1.0, 0.0], [0.0, 0.0]]),
+        np.array([[0.0, 1.0], [2.0, 0.0], [0.0, 0.0]]),
+    )
+    assert box.max_norms == (2.0, 5.0)
+    assert np.array_equal(box.abs_mid, np.abs(box.mid))
+    part = box.take(np.array([2, 0]))
+    assert np.array_equal(part.mid, box.mid[[2, 0]]) and np.array_equal(part.rad, box.rad[[2, 0]])
+    empty = Enclosed(np.zeros((0, 2)), np.zeros((0, 2)))
+    assert empty.max_norms == (0.0, 0.0)
