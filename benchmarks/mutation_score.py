@@ -53,22 +53,34 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 # module (relative to src/attncert, without .py) -> the test files (or node ids) that
 # exercise it; chosen by coverage and run time (the cheapest set that reaches the module).
 MODULES: dict[str, list[str]] = {
-    "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
-    "arith/field": ["tests/test_arith_enclose.py", "tests/test_kernel_near_ties.py"],
+    "arith/field": ["tests/test_arith_field_decisions.py", "tests/test_arith_enclose.py"],
     "arith/filter": ["tests/test_arith_enclosure_soundness.py", "tests/test_scale_paths.py"],
-    "arith/positionwise": ["tests/test_arith_enclose.py", "tests/test_scale_paths.py"],
-    "arith/rows": ["tests/test_scale_paths.py", "tests/test_kernel_near_ties.py"],
+    "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
     "arith/threads": ["tests/test_ranking_threads.py"],
-    "kernel/hard": ["tests/test_kernel_hard_v2.py", "tests/test_kernel_near_ties.py"],
+    "kernel/s1": ["tests/test_kernel_s1.py"],
+    "kernel/forward": ["tests/test_scale_paths.py", "tests/test_scale_agreement.py"],
+    "kernel/trace": [
+        "tests/test_float_ties.py",
+        "tests/test_scale_paths.py",
+        "tests/test_hard_checker.py",
+    ],
+    "arith/positionwise": ["tests/test_arith_enclose.py", "tests/test_scale_agreement.py"],
+    "arith/rows": [
+        "tests/test_scale_paths.py",
+        "tests/test_float_ties.py",
+        "tests/test_scale_agreement.py",
+    ],
+    "kernel/hard": ["tests/test_hard_checker.py", "tests/test_scale_agreement.py"],
+    "kernel/layers": [
+        "tests/test_hard_checker.py",
+        "tests/test_scale_agreement.py",
+        "tests/test_ranking_threads.py",
+    ],
     "kernel/soft": ["tests/test_kernel_soft.py"],
+    "kernel/soft_affine": ["tests/test_kernel_soft_affine.py"],
     "kernel/affine": ["tests/test_kernel_soft_affine.py"],
     "kernel/affine_heads": ["tests/test_kernel_soft_affine.py"],
     "kernel/affine_rows": ["tests/test_kernel_soft_affine.py"],
-    "kernel/soft_affine": ["tests/test_kernel_soft_affine.py"],
-    "kernel/s1": ["tests/test_kernel_s1.py"],
-    "kernel/forward": ["tests/test_kernel_hard_v2.py", "tests/test_scale_paths.py"],
-    "kernel/trace": ["tests/test_kernel_hard_v2.py", "tests/test_float_ties.py"],
-    "kernel/layers": ["tests/test_scale_agreement.py", "tests/test_ranking_threads.py"],
 }
 
 # pytest options of every run: one process (no xdist), the default marker selection, and
