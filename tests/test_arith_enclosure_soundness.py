@@ -298,6 +298,18 @@ def test_row_bounds_are_tight_for_parallel_rows():
     rb = row_bounds(qb, kb)
     assert np.all(rb >= e.max(axis=1))
     assert np.all(rb <= e.max(axis=1) * (1 + 1e-6))
+    # point rows of very different sizes: each row's bound is its own
+    qp = enclose.point(np.vstack([v, 1e6 * v]))
+    _, e = score_block(qp, enclose.point(np.vstack([v, v / 2])))
+    rb = row_bounds(qp, enclose.point(np.vstack([v, v / 2])))
+    assert np.all(rb >= e.max(axis=1)) and np.all(rb <= e.max(axis=1) * (1 + 1e-6))
+    # long parallel rows: the norms' own rounding is covered
+    for m in (64, 500):
+        w = np.random.default_rng(m).random(m) + 0.5
+        qb = Enclosed(np.vstack([w, 3 * w]), np.vstack([w, w]) * 2.0**-20)
+        kb = Enclosed(np.vstack([w / 3, w]), np.vstack([w, w]) * 2.0**-21)
+        _, e = score_block(qb, kb)
+        assert np.all(row_bounds(qb, kb) >= e.max(axis=1)), m
     # and a cancelling exact score is still bounded by it
     s, e = score_block(
         enclose.point(np.array([[1.0, 1e-17, -1.0]])), enclose.point(np.ones((1, 3)))
@@ -306,16 +318,46 @@ def test_row_bounds_are_tight_for_parallel_rows():
     assert abs(exact - _q(s[0, 0])) <= _q(e[0, 0])
 
 
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_score_bounds_are_attained_at_corners_of_short_integer_vectors(m):
+    """With integer midpoints and radii every product is exact, so at the corner
+    q̃ + r_q·sgn, k̃ + r_k·sgn the error |s − s̃| equals the first-order bound exactly:
+    E may not be any smaller (for short vectors too, where m + 4 matters)."""
+    qb = Enclosed(np.array([[1.0, 3.0, 2.0][:m]]), np.array([[1.0, 2.0, 1.0][:m]]))
+    kb = Enclosed(np.array([[1.0, 5.0, 4.0][:m]]), np.array([[1.0, 1.0, 3.0][:m]]))
+    s, e = score_block(qb, kb)
+    corner_q = qb.mid + qb.rad
+    corner_k = kb.mid + kb.rad
+    exact = fmpq(int(corner_q[0] @ corner_k[0]))
+    assert abs(exact - _q(s[0, 0])) <= _q(e[0, 0])
+    assert abs(exact - _q(s[0, 0])) <= _q(row_bounds(qb, kb)[0])
+
+
+def test_score_bounds_cover_underflow():
+    """Products below the smallest normal float round to subnormals (absolute error up to
+    2⁻¹⁰⁷⁵ each) where every relative bound underflows to 0."""
+    for m in (1, 3):
+        q = np.full((1, m), 1e-170 / 3)
+        k = np.full((1, m), 1e-170 / 7)
+        qb, kb = enclose.point(q), enclose.point(k)
+        s, e = score_block(qb, kb)
+        exact = _exact_dot([_q(v) for v in q[0]], [_q(v) for v in k[0]])
+        assert abs(exact - _q(s[0, 0])) <= _q(e[0, 0])
+        assert abs(exact - _q(s[0, 0])) <= _q(row_bounds(qb, kb)[0])
+
+
 def test_top_columns_in_blocks_equals_a_full_sort():
     rng = np.random.default_rng(3)
-    for n, k, width in ((50, 3, 4), (67, 2, 4), (200, 5, 8), (33, 1, 2), (9, 9, 4), (9, 12, 4)):
-        a = rng.standard_normal((6, n))
+    cases = [(50, 3, 4), (67, 2, 4), (200, 5, 8), (33, 1, 2), (9, 9, 4), (9, 12, 4)]
+    cases += [(40, 3, 4), (48, 3, 4), (30, 1, 64), (12, 2, 2), (100, 4, 3), (70, 1, 4)]
+    for n, k, width in cases:
+        a = rng.standard_normal((60, n))
         a[1, :] = 0.0  # all tied
         a[2, -1] = 99.0  # the largest entry in the last, short block
         a[3, :] = -np.inf
         got = top_columns(a, min(k, n), width=width)
-        assert got.shape == (6, min(k, n))
-        for r in range(6):
+        assert got.shape == (60, min(k, n))
+        for r in range(60):
             cols = got[r].tolist()
             assert len(set(cols)) == len(cols) and all(0 <= c < n for c in cols)
             want = np.sort(a[r])[::-1][: min(k, n)]

@@ -63,8 +63,14 @@ def test_to_floats_of_balls_encloses_every_point_of_each_ball():
             arb(0),
             (arb(1) / 7) * arb(10) ** -320,  # a subnormal midpoint
             arb(5, 2.0**-60),
+            # radii much larger than the midpoint's rounding: the radius's own rounding
+            # and the midpoint's must both be covered
+            third + arb(0, 1),
+            -third + arb(0, 2),
+            arb(1, 1),
+            arb(0, 1e-300),
         ]
-        mid, rad = to_floats(arb_mat(2, 4, balls))
+        mid, rad = to_floats(arb_mat(3, 4, balls))
         for b, mi, r in zip(balls, mid.ravel().tolist(), rad.ravel().tolist(), strict=True):
             lo, hi = arb(mi) - arb(r), arb(mi) + arb(r)
             assert lo <= b.lower() and b.upper() <= hi, (b, mi, r)
@@ -165,8 +171,21 @@ def test_escalation_stops_at_the_first_precision_that_decides():
 def test_escalation_refuses_at_the_cap_and_names_the_open_comparison():
     with pytest.raises(Undecided, match=r"the gap is still undecided at 256 bits"):
         escalate(_gap, rational=False, precisions=(53, 128, 256))
-    with pytest.raises(Undecided, match="structurally"):
+    with pytest.raises(Undecided) as err:
         escalate(_gap, rational=False, precisions=(64,))
+    assert err.value.message.endswith(
+        "(the values may be exactly equal without being structurally identical)"
+    )
+    assert err.value.expected == "a model whose decisions are separated, or structurally tied"
+    with pytest.raises(Undecided, match=r"^a sign is still undecided at 53 bits"):
+        escalate(lambda f: f.sign(arb(0, 1)), rational=False, precisions=(53,))
+    # a ball beyond float range at every precision: refused, and said why
+    with pytest.raises(Undecided, match=r"^a ball is not finite in float64 is still undecided"):
+        escalate(
+            lambda f: to_floats(arb_mat(1, 1, [f.num(10) ** 400])),
+            rational=False,
+            precisions=(53, 128),
+        )
     with pytest.raises(Undecided, match=r"^my test is still undecided at 53 bits"):
         escalate(lambda f: f.sign(arb(0, 1), "my test"), rational=False, precisions=(53,))
 
