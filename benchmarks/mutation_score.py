@@ -96,6 +96,12 @@ def _mutmut_config(module: str) -> str:
         f"pytest_add_cli_args_test_selection = {json.dumps(MODULES[module])}",
         f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS)}",
         "timeout_multiplier = 10.0",
+        # each mutant runs in a process forked from a server that has only collected the
+        # tests: forking from mutmut's main process (the default) would hand every mutant
+        # the caches (functools.cache: GELU tables, model maps) that the clean run filled
+        # with the original code, and mutants of the code that fills them would never run
+        'process_isolation = "forkserver"',
+        'forkserver_warmup = "collect"',
         "use_git_change_detection = false",
         "",
         "[tool.pytest.ini_options]",

@@ -13,17 +13,26 @@ useless for deciding anything) is rejected as well.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import sys
+from pathlib import Path
 
 import mpmath
 import numpy as np
 import pytest
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 
 from attncert.arith import enclose
-from attncert.arith.field import Undecided
+from attncert.arith.field import Field, Undecided
 from attncert.arith.filter import Enclosed, row_bounds, score_block, score_pairs, top_columns
-from attncert.model.spec import LayerNorm
+from attncert.arith.positionwise import model_maps, readout_terms
+from attncert.arith.rows import embedding_row_exact
+from attncert.model import harden, random_model
+from attncert.model.spec import Activation, LayerNorm
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_model_v2 import v2_model
 
 U = 2.0**-53
 
@@ -375,3 +384,73 @@ def test_enclosed_blocks():
     assert np.array_equal(part.mid, box.mid[[2, 0]]) and np.array_equal(part.rad, box.rad[[2, 0]])
     empty = Enclosed(np.zeros((0, 2)), np.zeros((0, 2)))
     assert empty.max_norms == (0.0, 0.0)
+
+
+def test_mean_rows_covers_the_rounding_of_its_radius_sum():
+    """Radii [1, 2⁻⁵³, …]: summed in float64 row by row, every small one is lost, so the
+    float sum is short by 99·2⁻⁵³ — the radius must still cover the exact mean's end."""
+    k = 100
+    rad = np.full((k, 1), 2.0**-53)
+    rad[0] = 1.0
+    x = Enclosed(np.zeros((k, 1)), rad)
+    y = enclose.mean_rows(x, [np.arange(k)])
+    exact_end = (fmpq(1) + fmpq(k - 1, 2**53)) / k
+    assert _inside(y, (0, 0), exact_end) and _inside(y, (0, 0), -exact_end)
+
+
+def _embedding_models():
+    m = random_model(2, 2, 8, seed=3)
+    assert m.embedding.features
+    table = np.random.default_rng(1).standard_normal((12, m.d)) / 3
+    yield m
+    yield dataclasses.replace(m, embedding=dataclasses.replace(m.embedding, table=table))
+    yield harden(v2_model(2))  # no positional features
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_embedding_rows_enclose_the_exact_rows(index):
+    model = list(_embedding_models())[index]
+    n_tok = 9
+    vocab = model.embedding.word.shape[0]
+    tokens = np.array([t % vocab for t in range(n_tok)])
+    positions = np.arange(n_tok)
+    box = enclose.embed(model, tokens, positions, n_tok)
+    for t in range(n_tok):
+        exact = embedding_row_exact(model, int(tokens[t]), t, n_tok)
+        for j, v in enumerate(exact):
+            assert _inside(box, (t, j), v), (index, t, j)
+    assert box.rad.max() < 1e-12 * (1 + np.abs(box.mid).max())
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_readout_terms_enclose_the_exact_and_ball_values(index):
+    model = list(_embedding_models())[index]
+    rng = np.random.default_rng(index)
+    x = rng.standard_normal((5, model.d)) * 2
+    box = enclose.readout_terms(model, enclose.point(x))
+    assert box.mid.shape == (5, 1)
+    fld = Field(300)
+    with ctx.workprec(300):
+        want = readout_terms(model_maps(model, fld), fld.mat(x))
+        for r, v in enumerate(want):
+            assert arb(_q(box.mid[r, 0]) - _q(box.rad[r, 0])) <= v.lower()
+            assert v.upper() <= arb(_q(box.mid[r, 0]) + _q(box.rad[r, 0]))
+    assert box.rad.max() < 1e-12 * (1 + np.abs(box.mid).max())
+
+
+@pytest.mark.parametrize("kind", [Activation.GELU, Activation.GELU_TANH])
+def test_gelu_of_a_thick_interval_is_about_as_wide_as_its_image(kind):
+    """On a monotone stretch the exact image of [m − r, m + r] is [f(m − r), f(m + r)];
+    the enclosure (Lipschitz bound of the neighbouring cells) is at most 50 % wider.
+    (Not for tanh-GELU beyond |x| ≈ 3: its arb derivative bounds there are loose — at
+    x = 8 the enclosure is 12× the image — sound, and recorded in docs/mutation.md.)"""
+    m = np.array([[-0.3, 0.5, 1.0, 2.5, 4.0, 8.0]])
+    if kind is Activation.GELU_TANH:
+        m = m[:, :4]
+    r = np.full_like(m, 1e-3)
+    box = enclose.activation(kind, Enclosed(m, r))
+    lo = enclose.activation(kind, enclose.point(m - r))
+    hi = enclose.activation(kind, enclose.point(m + r))
+    half_image = (hi.mid - lo.mid) / 2
+    assert np.all(box.rad >= half_image * (1 - 1e-9))
+    assert np.all(box.rad <= 1.5 * half_image + 1e-12)
