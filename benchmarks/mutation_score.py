@@ -132,7 +132,32 @@ def prepare(module: str, *, fresh: bool) -> Path:
             ROOT / sub, work / sub, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
         )
     (work / "pyproject.toml").write_text(_mutmut_config(module))
+    conftest = work / "tests" / "conftest.py"
+    conftest.write_text((conftest.read_text() if conftest.exists() else "") + CLEAR_CACHES)
     return work
+
+
+# appended to the scratch copy's tests/conftest.py: every test starts with attncert's
+# function caches empty, so that mutmut records every test that runs the code filling
+# them (the GELU tables, model maps) — not only the first one of the session — and runs
+# those tests against each mutant of that code
+CLEAR_CACHES = """
+
+import sys as _mutation_sys
+
+import pytest as _mutation_pytest
+
+
+@_mutation_pytest.fixture(autouse=True)
+def _mutation_clear_caches():
+    for name, mod in list(_mutation_sys.modules.items()):
+        if name.startswith("attncert."):
+            for value in list(vars(mod).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear):
+                    clear()
+    yield
+"""
 
 
 def _env() -> dict[str, str]:
