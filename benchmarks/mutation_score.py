@@ -92,6 +92,7 @@ def _mutmut_config(module: str) -> str:
     lines = [
         "[tool.mutmut]",
         'source_paths = ["src"]',
+        'also_copy = ["benchmarks/"]',  # some tests import a benchmark's helpers
         f'only_mutate = ["src/attncert/{module}.py"]',
         f"pytest_add_cli_args_test_selection = {json.dumps(MODULES[module])}",
         f"pytest_add_cli_args = {json.dumps(PYTEST_ARGS)}",
@@ -125,7 +126,7 @@ def prepare(module: str, *, fresh: bool) -> Path:
     if fresh and work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    for sub in ("src", "tests"):
+    for sub in ("src", "tests", "benchmarks"):
         if (work / sub).exists():
             shutil.rmtree(work / sub)
         shutil.copytree(
