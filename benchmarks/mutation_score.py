@@ -60,6 +60,7 @@ MODULES: dict[str, list[str]] = {
     "kernel/s1": ["tests/test_kernel_s1_values.py", "tests/test_kernel_s1.py"],
     "kernel/forward": ["tests/test_scale_paths.py", "tests/test_scale_agreement.py"],
     "kernel/trace": [
+        "tests/test_kernel_trace_agreement.py",
         "tests/test_float_ties.py",
         "tests/test_scale_paths.py",
         "tests/test_hard_checker.py",
