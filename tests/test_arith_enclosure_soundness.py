@@ -263,8 +263,9 @@ def test_an_enclosure_beyond_float_range_is_undecided_in_every_map():
             Enclosed(np.full((2, 2), 1e308), np.zeros((2, 2))), [np.arange(2)]
         ),
     ):
-        with np.errstate(over="ignore"), pytest.raises(Undecided, match="overflow"):
+        with np.errstate(over="ignore"), pytest.raises(Undecided, match="overflow") as err:
             op()
+        assert err.value.expected == "a model whose activations stay within float64 range"
 
 
 # ------------------------------------------------------------------------ arith.filter
