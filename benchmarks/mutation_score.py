@@ -58,7 +58,11 @@ MODULES: dict[str, list[str]] = {
     "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
     "arith/threads": ["tests/test_ranking_threads.py"],
     "kernel/s1": ["tests/test_kernel_s1_values.py", "tests/test_kernel_s1.py"],
-    "kernel/forward": ["tests/test_scale_paths.py", "tests/test_scale_agreement.py"],
+    "kernel/forward": [
+        "tests/test_kernel_forward_agreement.py",
+        "tests/test_scale_paths.py",
+        "tests/test_scale_agreement.py",
+    ],
     "kernel/trace": [
         "tests/test_kernel_trace_agreement.py",
         "tests/test_float_ties.py",
