@@ -69,7 +69,11 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scale_paths.py",
         "tests/test_hard_checker.py",
     ],
-    "arith/positionwise": ["tests/test_arith_enclose.py", "tests/test_scale_agreement.py"],
+    "arith/positionwise": [
+        "tests/test_arith_enclosure_soundness.py",
+        "tests/test_arith_enclose.py",
+        "tests/test_scale_agreement.py",
+    ],
     "arith/rows": [
         "tests/test_scale_paths.py",
         "tests/test_float_ties.py",

@@ -26,7 +26,14 @@ from flint import arb, ctx, fmpq
 from attncert.arith import enclose
 from attncert.arith.field import Field, Undecided
 from attncert.arith.filter import Enclosed, row_bounds, score_block, score_pairs, top_columns
-from attncert.arith.positionwise import activation_rows, model_maps, readout_terms
+from attncert.arith.positionwise import (
+    NormMaps,
+    activation_rows,
+    finish_layer,
+    layer_norm_rows,
+    model_maps,
+    readout_terms,
+)
 from attncert.arith.rows import embedding_row_exact
 from attncert.model import harden, random_model
 from attncert.model.spec import Activation, LayerNorm
@@ -459,3 +466,68 @@ def test_gelu_of_a_thick_interval_is_about_as_wide_as_its_image(kind):
     half_image = (hi - lo) / 2
     assert np.all(box.rad >= half_image * (1 - 1e-9))
     assert np.all(box.rad <= 1.5 * half_image + 1e-12)
+
+
+# ------------------------------------------------------------------ arith.positionwise
+def test_ball_relu_and_layer_norm_contain_every_point_of_wide_balls():
+    """Balls straddling 0 (as escalation produces at low precision): ReLU's image is
+    [0, max], a square's is [0, max²] — also when the ball is wider than 1."""
+    with ctx.workprec(64):
+        fld = Field(64)
+        balls = [arb(0, 0.5), arb(-1, 0.25), arb(2, 0.5), arb(0), arb(0.25, 2), arb(-0.5, 3)]
+        out = activation_rows(fld, Activation.RELU, fld.matrix(1, 6, balls)).entries()
+        for b, y in zip(balls, out, strict=True):
+            for x in (b.lower(), b.upper(), b.mid()):
+                assert y.contains(arb(max(float(x.mid()), 0.0)))
+            assert float(y.upper()) <= max(float(b.upper()), 0.0) * (1 + 1e-8) + 1e-300
+        norm = LayerNorm(np.array([1.0, -2.0, 0.5]), np.array([0.0, 1.0, -1.0]), 1e-3)
+        nm = NormMaps([arb(v) for v in norm.weight], [arb(v) for v in norm.bias], arb(norm.eps))
+        rows = [[arb(0, 2), arb(1, 0.5), arb(-1, 1.5)], [arb(3, 0.1), arb(3, 0.1), arb(3, 0.1)]]
+        y = layer_norm_rows(fld, nm, fld.matrix(2, 3, [v for r in rows for v in r])).entries()
+    rng = np.random.default_rng(0)
+    for r, row in enumerate(rows):
+        for _ in range(40):
+            pt = [
+                fmpq(*float(b.mid() + (2 * rng.random() - 1) * b.rad()).as_integer_ratio())
+                for b in row
+            ]
+            exact = _layer_norm_exact(norm, [pt])[0]
+            for j, v in enumerate(exact):
+                ball = y[r * 3 + j]
+                with mpmath.workprec(200):
+                    lo = mpmath.mpf(float(ball.lower())) - mpmath.mpf(2) ** -40
+                    hi = mpmath.mpf(float(ball.upper())) + mpmath.mpf(2) ** -40
+                    assert lo <= v <= hi, (r, j)
+
+
+def test_irrational_maps_are_refused_in_the_exact_field():
+    exact = Field(None)
+    m = exact.mat(np.array([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"^gelu is irrational: evaluate in a ball field$"):
+        activation_rows(exact, Activation.GELU, m)
+    nm = NormMaps([fmpq(1)] * 2, [fmpq(0)] * 2, fmpq(1, 1000))
+    with pytest.raises(ValueError, match=r"^LayerNorm is irrational: evaluate the model in a ball"):
+        layer_norm_rows(exact, nm, m)
+
+
+def _without_ffn_or_residual(model):
+    layers = tuple(
+        dataclasses.replace(layer, ffn=None if i == 0 else layer.ffn, residual=i == 1)
+        for i, layer in enumerate(model.layers)
+    )
+    return dataclasses.replace(model, layers=layers)
+
+
+def test_layers_without_ffn_or_residual_agree_between_field_and_enclosures():
+    model = _without_ffn_or_residual(random_model(2, 2, 6, seed=4))
+    assert model.layers[0].ffn is None and not model.layers[0].residual
+    rng = np.random.default_rng(4)
+    x, attn = rng.standard_normal((3, model.d)), rng.standard_normal((3, model.d))
+    exact = Field(None)
+    maps = model_maps(model, exact)
+    for li in range(model.num_layers):
+        out = finish_layer(maps, li, exact.mat(x), exact.mat(attn))
+        box = enclose.finish_layer(model, li, enclose.point(x), enclose.point(attn))
+        for t, v in enumerate(out.entries()):
+            assert _inside(box, divmod(t, model.d), v), (li, t)
+        assert box.rad.max() < 1e-12
