@@ -170,9 +170,11 @@ def _mutation_clear_caches():
 """
 
 
-def _env() -> dict[str, str]:
+def _env(work: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)  # mutmut puts mutants/src first on sys.path itself
+    # mutmut puts mutants/src first on its own sys.path; tests that start a subprocess
+    # (`python -m attncert.cli.main …`) need it too, or they would run an installed copy
+    env["PYTHONPATH"] = str(work / "mutants" / "src")
     env["OPENBLAS_NUM_THREADS"] = "1"
     env["OMP_NUM_THREADS"] = "1"
     env["MKL_NUM_THREADS"] = "1"
@@ -192,7 +194,7 @@ def sample(names: list[str], size: int) -> list[str]:
 def _mutmut(work: Path, args: list[str], log: Path) -> int:
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", "1", *args]
     with log.open("a") as out:
-        proc = subprocess.run(cmd, cwd=work, env=_env(), stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.run(cmd, cwd=work, env=_env(work), stdout=out, stderr=subprocess.STDOUT)
     return proc.returncode
 
 
@@ -297,7 +299,7 @@ def survivors(module: str) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "mutmut", "show", name],
             cwd=work,
-            env=_env(),
+            env=_env(work),
             capture_output=True,
             text=True,
         )
