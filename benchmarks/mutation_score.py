@@ -75,6 +75,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scale_agreement.py",
     ],
     "arith/rows": [
+        "tests/test_kernel_forward_agreement.py",
+        "tests/test_arith_enclosure_soundness.py",
         "tests/test_scale_paths.py",
         "tests/test_float_ties.py",
         "tests/test_scale_agreement.py",

@@ -22,8 +22,45 @@ from attncert.model.exact import forward_exact
 
 STRINGS = ["".join(s) for s in itertools.product("01", repeat=5)]
 
+
+def _halves(a):
+    return None if a is None else np.round(np.asarray(a) * 2) / 2
+
+
+def _quantized(model):
+    """Every weight rounded to a multiple of ½: scores of different rows tie exactly, so
+    the field compares them (they are not structurally equal)."""
+    layers = []
+    for layer in model.layers:
+        heads = tuple(
+            dataclasses.replace(
+                h, **{f: _halves(getattr(h, f)) for f in ("w_q", "w_k", "w_v", "w_o")}
+            )
+            for h in layer.heads
+        )
+        ffn = layer.ffn and dataclasses.replace(
+            layer.ffn, **{f: _halves(getattr(layer.ffn, f)) for f in ("w1", "b1", "w2", "b2")}
+        )
+        layers.append(dataclasses.replace(layer, heads=heads, ffn=ffn))
+    emb = dataclasses.replace(model.embedding, word=_halves(model.embedding.word))
+    return dataclasses.replace(model, layers=tuple(layers), embedding=emb)
+
+
+def _table(model):
+    table = np.random.default_rng(6).standard_normal((8, model.d))
+    return dataclasses.replace(model, embedding=dataclasses.replace(model.embedding, table=table))
+
+
 MODELS = {
     "leftmost": lambda: random_model(2, 2, 8, seed=2, features=()),
+    "leftmost-halves": lambda: _quantized(random_model(2, 2, 6, seed=7, features=())),
+    "average-halves": lambda: _quantized(
+        random_model(2, 2, 6, seed=8, kind="average", features=())
+    ),
+    "average-strict-mask": lambda: random_model(
+        2, 2, 6, seed=9, kind="average", mask="future_strict", features=()
+    ),
+    "table": lambda: _table(random_model(2, 2, 6, seed=10, features=())),
     "rightmost": lambda: random_model(2, 1, 8, seed=5, kind="rightmost", features=()),
     "average": lambda: random_model(2, 2, 8, seed=1, kind="average", features=()),
     "future-mask": lambda: random_model(2, 2, 8, seed=3, mask="future"),
