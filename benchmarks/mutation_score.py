@@ -302,18 +302,44 @@ def table(modules: list[str]) -> str:
     return "\n".join(rows)
 
 
-def survivors(module: str) -> None:
+def equivalents_table(modules: list[str]) -> str:
+    """The documented equivalent mutants of the modules' samples, as a markdown table."""
+    eq = equivalent()
+    rows = ["| module | mutant | kind | change | why |", "| --- | --- | --- | --- | --- |"]
+    for module in modules:
+        for name in classify(module)["equivalent"]:
+            e = eq[name]
+            short = name.split(".")[-1]
+            rows.append(
+                f"| {module}.py | `{short}` | {e['kind']} | {e.get('change', '')} | {e['reason']} |"
+            )
+    return "\n".join(rows)
+
+
+def _diff(module: str, name: str) -> str:
     work = WORK / _slug(module)
-    for name in classify(module)["survived"] + classify(module)["pending"]:
-        proc = subprocess.run(
-            [sys.executable, "-m", "mutmut", "show", name],
-            cwd=work,
-            env=_env(work),
-            capture_output=True,
-            text=True,
-        )
-        print(proc.stdout.strip())
-        print()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", name],
+        cwd=work,
+        env=_env(work),
+        capture_output=True,
+        text=True,
+    )
+    return proc.stdout.strip()
+
+
+def survivors(module: str, *, markdown: bool = False) -> None:
+    c = classify(module)
+    for name in c["survived"] + c["pending"]:
+        diff = _diff(module, name)
+        if not markdown:
+            print(diff + "\n")
+            continue
+        lines = [ln for ln in diff.splitlines() if ln[:1] in "-+" and ln[:3] not in ("---", "+++")]
+        old = " ".join(ln[1:].strip() for ln in lines if ln.startswith("-"))
+        new = " ".join(ln[1:].strip() for ln in lines if ln.startswith("+"))
+        status = "not run" if name in c["pending"] else "survived"
+        print(f"| {module}.py | `{name.split('.')[-1]}` | `{old}` → `{new}` | {status} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -321,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="e.g. arith/filter kernel/hard (default: all)")
     parser.add_argument("--table", action="store_true", help="print the table from the cache")
     parser.add_argument("--survivors", action="store_true", help="show each survivor's diff")
+    parser.add_argument(
+        "--equivalents", action="store_true", help="the equivalent mutants as a markdown table"
+    )
+    parser.add_argument("--markdown", action="store_true", help="--survivors as table rows")
     parser.add_argument("--fresh", action="store_true", help="discard cached results first")
     parser.add_argument(
         "--size",
@@ -341,7 +371,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.survivors:
         for module in modules:
-            survivors(module)
+            survivors(module, markdown=args.markdown)
+        return 0
+    if args.equivalents:
+        print(equivalents_table(modules))
         return 0
     if args.rerun:
         for module in modules:
