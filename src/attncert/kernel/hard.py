@@ -351,6 +351,14 @@ def _check_misclassified(
     for k, s in enumerate(m.strings):
         if len(s) != cert.n:
             _fail("misclassified", f"strings[{k}]", f"has length {len(s)}, not n = {cert.n}")
+        # the symbols first: a foreign symbol at a free position makes the string
+        # incompatible without any fixed position to name
+        if any(c not in rho.symbols for c in s):
+            _fail(
+                "misclassified",
+                f"strings[{k}]",
+                f"uses a symbol outside the free symbols {''.join(rho.symbols)}",
+            )
         if not rho.compatible(s):
             bad = next(
                 i for i in range(cert.n) if rho.fixed[i] is not None and rho.fixed[i] != s[i]
@@ -359,12 +367,6 @@ def _check_misclassified(
                 "misclassified",
                 f"strings[{k}] position {bad + 1}",
                 f"is {s[bad]!r} but the final restriction fixes it to {rho.fixed[bad]!r}",
-            )
-        if any(c not in rho.symbols for c in s):
-            _fail(
-                "misclassified",
-                f"strings[{k}]",
-                f"uses a symbol outside the free symbols {''.join(rho.symbols)}",
             )
     differ = [u for u in cert.output_dependency if a[u] != b[u]]
     if differ:

@@ -1,0 +1,194 @@
+"""The trusted hard-attention checker (attncert.kernel.hard) rejects every false claim of a
+certificate with the claim, the place and the reason — the misclassified-strings claim
+field by field, a mean readout's output claim against brute force over every completion —
+and refuses an undecided comparison instead of guessing (issue 25's mutation analysis)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+from attncert.arith.field import Undecided
+from attncert.hard.pipeline import certify
+from attncert.kernel import hard
+from attncert.kernel.failure import Failure
+from attncert.kernel.hard import CheckReport, check
+from attncert.kernel.trace import forward_rigorous
+from attncert.model import random_model
+
+
+@pytest.fixture(scope="module")
+def instance():
+    model = random_model(2, 2, 16, seed=0)
+    cert = certify(model, n=32, language="parity")
+    assert cert.misclassified is not None and cert.output_dependency == ()
+    return model, cert
+
+
+def _with_mis(cert, **change):
+    return dataclasses.replace(
+        cert, misclassified=dataclasses.replace(cert.misclassified, **change)
+    )
+
+
+def _rejected(report: CheckReport, claim: str, where: str, reason: str) -> None:
+    assert not report.accepted
+    assert len(report.failures) == 1, report.failures
+    f = report.failures[0]
+    assert (f.claim, f.where) == (claim, where), f
+    assert re.fullmatch(reason, f.reason), f.reason
+
+
+def test_the_certificate_is_accepted_with_what_it_established(instance):
+    model, cert = instance
+    report = check(cert, model)
+    assert report.accepted and report.arithmetic == "exact rationals"
+    final = cert.final_restriction
+    assert (
+        f"the decision at n = 32 is constant (it depends on no input position) under ρ_L "
+        f"({final.num_free}/32 free)"
+    ) in report.facts
+    wrong = next(
+        s
+        for s, mem, dec in zip(
+            cert.misclassified.strings,
+            cert.misclassified.membership,
+            cert.misclassified.decisions,
+            strict=True,
+        )
+        if mem != dec
+    )
+    assert f"the model misclassifies {wrong!r} for parity" in report.facts
+    first_free = final.free_positions[0] + 1
+    assert report.facts[-1].startswith(f"flipping free position {first_free} (outside")
+    assert report.summary().startswith("CHECKED: layer 1: every activation depends on")
+
+
+def test_every_false_misclassified_claim_is_rejected_with_its_reason(instance):
+    model, cert = instance
+    m = cert.misclassified
+    final = cert.final_restriction
+    fixed = next(i for i in range(cert.n) if final.fixed[i] is not None)
+    flip = {"0": "1", "1": "0"}
+    a, b = m.strings
+
+    def at(s, i, c):
+        return s[:i] + c + s[i + 1 :]
+
+    cases = [
+        (
+            dataclasses.replace(cert, language=None),
+            ("language", "misclassified strings given but no language named"),
+        ),
+        (dataclasses.replace(cert, language="no-such-language"), ("language", ".*no-such.*")),
+        (_with_mis(cert, strings=(a[:-1], b)), ("strings[0]", "has length 31, not n = 32")),
+        (
+            _with_mis(cert, strings=(a, at(b, fixed, flip[b[fixed]]))),
+            (
+                f"strings[1] position {fixed + 1}",
+                f"is '{flip[b[fixed]]}' but the final restriction fixes it to '{b[fixed]}'",
+            ),
+        ),
+        (
+            _with_mis(cert, decisions=(not m.decisions[0], m.decisions[1])),
+            ("decisions[0]", f"the model answers {m.decisions[0]}, not {not m.decisions[0]}"),
+        ),
+        (
+            _with_mis(cert, membership=(not m.membership[0], m.membership[1])),
+            ("membership[0]", re.escape(f"{a!r} ∈ parity is {m.membership[0]}")),
+        ),
+        (
+            _with_mis(cert, strings=(a, a), membership=(m.membership[0],) * 2),
+            ("membership", "both strings have the same membership: nothing is misclassified"),
+        ),
+    ]
+    for edited, (where, reason) in cases:
+        _rejected(check(edited, model), "misclassified", where, reason)
+
+
+def test_a_foreign_symbol_at_a_free_position_is_rejected_not_a_crash(instance):
+    """Regression (found by the mutation analysis): a misclassified string with a symbol
+    outside Σ at a *free* position is incompatible with ρ_L, but no fixed position differs;
+    the checker looked for one with next() and crashed with StopIteration."""
+    model, cert = instance
+    a, b = cert.misclassified.strings
+    free = cert.final_restriction.free_positions[0]
+    bad = a[:free] + "x" + a[free + 1 :]
+    _rejected(
+        check(_with_mis(cert, strings=(bad, b)), model),
+        "misclassified",
+        "strings[0]",
+        "uses a symbol outside the free symbols 01",
+    )
+
+
+def test_strings_differing_on_the_output_dependency_set_are_rejected(instance):
+    model, cert = instance
+    # claim the decision depends on every free position: true (vacuously) for a constant
+    # decision, and now the misclassified strings differ on the claimed set
+    free = cert.final_restriction.free_positions
+    claimed = dataclasses.replace(cert, output_dependency=tuple(free))
+    a, b = claimed.misclassified.strings
+    first = next(u for u in free if a[u] != b[u])
+    _rejected(
+        check(claimed, model),
+        "misclassified",
+        "strings",
+        f"the strings differ at position {first + 1} of the output dependency set",
+    )
+
+
+def test_an_undecided_comparison_is_refused_not_guessed(instance, monkeypatch):
+    model, cert = instance
+
+    def undecided(*args, **kwargs):
+        raise Undecided("a score comparison is still undecided at 4096 bits")
+
+    monkeypatch.setattr(hard, "_check_claims", undecided)
+    report = check(cert, model)
+    assert report.accepted is False
+    assert report.failures == (
+        Failure("arithmetic", "precision", "a score comparison is still undecided at 4096 bits"),
+    )
+    two = CheckReport(False, (Failure("a", "b", "c"), Failure("d", "e", "f")))
+    assert two.summary() == "REJECTED: a (b): c; d (e): f"
+
+
+def _mean_instance(seed: int):
+    """A mean-readout model, a certificate for it, and the float logits of every completion
+    of the certificate's final restriction."""
+    model = random_model(2, 2, 8, seed=seed)
+    model = dataclasses.replace(model, readout=dataclasses.replace(model.readout, position="mean"))
+    cert = certify(model, n=16, language="parity")
+    final = cert.final_restriction
+    strings = []
+    for syms in itertools.product("01", repeat=final.num_free):
+        s = [c for c in final.fixed]
+        for u, c in zip(final.free_positions, syms, strict=True):
+            s[u] = c
+        strings.append("".join(s))
+    return model, cert, strings
+
+
+@pytest.mark.parametrize("seed", [0, 3, 6])
+def test_a_mean_readout_claim_is_checked_against_every_completion(seed):
+    model, cert, strings = _mean_instance(seed)
+    logits = sorted(float(forward_rigorous(model, s).logit_interval()[0]) for s in strings)
+    for bias in (-logits[len(logits) // 2], -logits[0] + 1e-9, -logits[-1] - 1e-9):
+        m2 = dataclasses.replace(model, readout=dataclasses.replace(model.readout, bias=bias))
+        c2 = dataclasses.replace(cert, model_sha256=m2.digest, misclassified=None)
+        decisions = {s: forward_rigorous(m2, s).accept for s in strings}
+        constant = len(set(decisions.values())) == 1
+        report = check(c2, m2)  # claims: the decision is constant under ρ_L
+        assert report.accepted == constant, (seed, bias, report.failures)
+        if not constant:
+            assert report.failures[0].claim == "output"
+            assert report.failures[0].where == "output.dependency_set"
+        # the claim "depends on every free position" is true: accepted
+        every = dataclasses.replace(c2, output_dependency=cert.final_restriction.free_positions)
+        assert check(every, m2).accepted
+    assert np.isfinite(logits).all()
