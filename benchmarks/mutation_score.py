@@ -81,7 +81,11 @@ MODULES: dict[str, list[str]] = {
         "tests/test_float_ties.py",
         "tests/test_scale_agreement.py",
     ],
-    "kernel/hard": ["tests/test_hard_checker.py", "tests/test_scale_agreement.py"],
+    "kernel/hard": [
+        "tests/test_kernel_hard_tamper.py",
+        "tests/test_hard_checker.py",
+        "tests/test_scale_agreement.py",
+    ],
     "kernel/layers": [
         "tests/test_hard_checker.py",
         "tests/test_scale_agreement.py",
