@@ -68,11 +68,22 @@ def test_the_certificate_is_accepted_with_what_it_established(instance):
     assert report.summary().startswith("CHECKED: layer 1: every activation depends on")
 
 
+@pytest.mark.parametrize(("language", "parity_fact"), [("parity-odd", True), ("majority", False)])
+def test_the_parity_pairing_fact_is_stated_for_parity_languages_only(language, parity_fact):
+    model = random_model(2, 2, 16, seed=0)
+    cert = certify(model, n=32, language=language)
+    report = check(cert, model)
+    assert report.accepted
+    assert any(f.startswith("flipping free position") for f in report.facts) == parity_fact
+    assert any(f.endswith(f" for {language}") for f in report.facts)
+
+
 def test_every_false_misclassified_claim_is_rejected_with_its_reason(instance):
     model, cert = instance
     m = cert.misclassified
     final = cert.final_restriction
-    fixed = next(i for i in range(cert.n) if final.fixed[i] is not None)
+    # the last fixed position (not the first: the reason must name the one that differs)
+    fixed = max(i for i in range(cert.n) if final.fixed[i] is not None)
     flip = {"0": "1", "1": "0"}
     a, b = m.strings
 
