@@ -91,13 +91,31 @@ def test_every_stage_number_is_the_formula_on_the_certificate(instance):
 
 def test_parameters_outside_definition_5_are_reported(instance):
     model, cert, _ = instance
-    for bad in ({"q": 0}, {"q": 1}, {"eta": "1/2"}, {"delta": 0}, {"delta": 1}):
+    for bad in ({"q": 0}, {"q": 1}, {"eta": "1/2"}, {"eta": 0}, {"delta": 0}, {"delta": 1}):
         trace = {**cert.trace, **bad}
         st = s1_statements(dataclasses.replace(cert, trace=trace), model)
         d5 = _one(st, "S1 Definition 5", 0)
         # (1 + δ)q < 1 fails for δ = 1 only together with q ≥ ½
         want = "holds" if bad == {"delta": 1} and Fraction(str(cert.trace["q"])) < 0.5 else "fails"
         assert d5.status == want, bad
+        if want == "fails":  # the stage statements assume Definition 5: not derived
+            assert not any(s.statement == "S1 Lemma 17" for s in st)
+            assert _one(st, "S1 Lemma 6", 1).value == (
+                "the certificate's proof parameters are outside Definition 5"
+            )
+
+
+def test_check_of_a_certificate_with_eta_0_reports_instead_of_crashing(instance, tmp_path, capsys):
+    """Regression (found by the mutation analysis): η = 0 in the certificate's recorded
+    proof parameters made `attncert check` crash in S1 Lemma 6's bound c/(ηC)."""
+    from attncert.cli.main import main
+
+    _, cert, _ = instance
+    path = dataclasses.replace(cert, trace={**cert.trace, "eta": 0}).save(tmp_path / "c.json")
+    main(["check", str(path)])
+    out = capsys.readouterr().out
+    assert "✗ S1 Definition 5" in out
+    assert "outside Definition 5" in out
 
 
 def test_statement_lines_mark_their_status():

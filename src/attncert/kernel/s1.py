@@ -116,6 +116,8 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
     n = cert.n
     sigma = len(cert.restrictions[0].symbols)
     params = _params(cert)
+    stage_params = params
+    unusable = "the certificate records no stage restrictions"
     if params is not None:
         k, eta, q, delta = params
         ok = 0 < eta < Fraction(1, 2) and 0 < q < 1 and delta > 0 and (1 + delta) * q < 1
@@ -128,6 +130,9 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
                 status=_holds(ok),
             )
         )
+        if not ok:  # the stage statements assume Definition 5 (η = 0 would divide by 0)
+            stage_params = None
+            unusable = "the certificate's proof parameters are outside Definition 5"
     graph = RowGraph(model, model.n_tokens(cert.n), fld)
     tables, vals = _layer0(model, cert.restrictions[0], graph)
     final = cert.final_restriction
@@ -157,7 +162,7 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
         )
         C = Fraction(before.num_free, n) if n else Fraction(1)
         stages = cert.stages[ell - 1] if len(cert.stages) == model.num_layers else None
-        if stages is not None and params is not None:
+        if stages is not None and stage_params is not None:
             out += _stage_statements(ell, before, rho, stages, inputs, c, C, n, sigma, params)
         else:
             out.append(
@@ -165,7 +170,9 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
                     "S1 Lemma 6",
                     ell,
                     "Stages 1–3 on the instance",
-                    "the certificate records no stage restrictions",
+                    unusable
+                    if stages is not None
+                    else "the certificate records no stage restrictions",
                     status="not re-derivable",
                 )
             )
