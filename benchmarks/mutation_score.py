@@ -87,6 +87,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scale_agreement.py",
     ],
     "kernel/layers": [
+        "tests/test_kernel_layers_oracle.py",
         "tests/test_hard_checker.py",
         "tests/test_scale_agreement.py",
         "tests/test_ranking_threads.py",
