@@ -137,6 +137,24 @@ def test_a_foreign_symbol_at_a_free_position_is_rejected_not_a_crash(instance):
     )
 
 
+def test_a_claimed_dependency_on_a_fixed_input_is_rejected(instance):
+    model, cert = instance
+    for ell in range(1, model.num_layers + 1):
+        rho = cert.restrictions[ell]
+        u = max(i for i in range(cert.n) if rho.fixed[i] is not None)
+        sets = list(cert.dependency_sets)
+        i = 3
+        sets[ell - 1] = tuple(
+            tuple(sorted({*s, u})) if t == i else s for t, s in enumerate(sets[ell - 1])
+        )
+        _rejected(
+            check(dataclasses.replace(cert, dependency_sets=tuple(sets)), model),
+            "dependency_sets",
+            f"layer {ell}, token position {i}",
+            f"claims dependence on input {u + 1}, which ρ_{ell} fixes",
+        )
+
+
 def test_strings_differing_on_the_output_dependency_set_are_rejected(instance):
     model, cert = instance
     # claim the decision depends on every free position: true (vacuously) for a constant
