@@ -98,7 +98,12 @@ MODULES: dict[str, list[str]] = {
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)
     **{
-        module: ["tests/test_kernel_soft_affine.py", "-k", "not search and not re_derives"]
+        module: [
+            "tests/test_kernel_soft_affine_mean.py",
+            "tests/test_kernel_soft_affine.py",
+            "-k",
+            "not search and not re_derives",
+        ]
         for module in (
             "kernel/soft_affine",
             "kernel/affine",
