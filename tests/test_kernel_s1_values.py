@@ -19,7 +19,7 @@ from attncert.model import random_model
 @pytest.fixture(scope="module")
 def instance():
     model = random_model(2, 2, 16, seed=0)
-    cert = certify(model, n=256, language="parity")
+    cert = certify(model, n=128, language="parity")
     return model, cert, s1_statements(cert, model)
 
 
