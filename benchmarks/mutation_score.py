@@ -94,7 +94,12 @@ MODULES: dict[str, list[str]] = {
     ],
     # (not the import-policy tests: they read the mutated source, where mutmut's
     # trampolines import mutmut itself)
-    "kernel/soft": ["tests/test_kernel_soft.py", "-k", "not imports"],
+    "kernel/soft": [
+        "tests/test_kernel_soft_tamper.py",
+        "tests/test_kernel_soft.py",
+        "-k",
+        "not imports",
+    ],
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)
     **{

@@ -1,0 +1,164 @@
+"""The soft-certificate checker (attncert.kernel.soft) names the failed claim, the field and
+the reason exactly — every edit of tests/test_kernel_soft.py again, checked strictly — and
+its language memberships agree with brute-force definitions on every short string; the
+2-Dyck floor's parameter range and a readout functional are checked (issue 25's mutation
+analysis: the older test looked for two substrings of the summary)."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from attncert.errors import SpecError
+from attncert.kernel import soft as K
+from attncert.model.zoo import zoo_model
+
+sys.path.insert(0, str(Path(__file__).parent))
+import test_kernel_soft as older
+
+EDITS = next(
+    m
+    for m in older.test_every_edited_field_is_rejected_with_a_reason.pytestmark
+    if m.name == "parametrize"
+).args[1]
+
+# (claim, where, reason pattern) of each edit, in the order of EDITS
+EXPECTED = [
+    ("sensitivity", "sensitivity.bound", r"claimed B\(n\) \S+ is not sound: re-derived \S+"),
+    (
+        "sensitivity",
+        "sensitivity.bound",
+        r"claimed B\(n\) \S+ is not what the propagation gives .*",
+    ),
+    (
+        "sensitivity",
+        "sensitivity.per_symbol[0]",
+        r"claimed propagated bound 0\.001 is not sound: .*",
+    ),
+    (
+        "sensitivity",
+        "sensitivity.per_symbol[1]",
+        r"claimed z_hi -10\.0 is not sound: re-derived .*",
+    ),
+    (
+        "sensitivity",
+        "sensitivity.per_symbol[1]",
+        r"claimed z_lo -100\.0 is not what the propagation .*",
+    ),
+    (
+        "sensitivity",
+        "sensitivity.per_symbol",
+        r"one entry per readout symbol \['0', '1'\] is needed",
+    ),
+    ("floor", "sensitivity.floor", r"claimed floor 0\.5 nats exceeds the certified \S+"),
+    ("floor", "sensitivity.floor", r"claimed floor 0\.0 is not what B gives \(\S+\)"),
+    (
+        "floor",
+        "sensitivity.floor",
+        r"the 2-Dyck floor needs a model over \(\)\[\] and the readout .*",
+    ),
+    (
+        "restriction",
+        "restriction.decision",
+        r"the certified range \[\S+, \S+\] does not exclude 0 .*",
+    ),
+    ("restriction", "restriction.z_range", r"claimed z_lo \S+ is not sound: re-derived \S+"),
+    ("restriction", "restriction.z_range", r"claimed z_hi \S+ is not sound: re-derived \S+"),
+    ("restriction", "restriction.rho", r"not a length-24 restriction over Σ ∪ \{\*\}"),
+    (
+        "restriction",
+        "restriction.z_range",
+        r"claimed z_lo \S+ is not what the propagation gives .*",
+    ),
+    ("method", "method.tolerance", r"0\.5 is outside \[0, 1e-3\]"),
+    ("format", "method", r"field 'lp' has the wrong type str"),
+    ("model", "model.sha256", r"certificate is for model 000000000000…, this model's hash is .*"),
+    ("sensitivity", "sensitivity.per_symbol[0]", r"claimed z_lo \S+ is not sound: re-derived \S+"),
+    ("format", "format/version", r"expected 'attncert-soft-certificate' version 1"),
+    ("pair", "pair.precisions[0]", r"the sign is decided at 53 bits, not 106"),
+    ("pair", "pair", r"two precisions and two logit enclosures are needed"),
+    ("pair", "pair.logits[0]", r"the recorded enclosure is not the evaluation at 53 bits \(.*\)"),
+    ("pair", "pair.strings", r"the two strings are equal"),
+    ("pair", "pair.membership", r"the strings' membership is \[False, True\]"),
+    ("pair", "pair.membership", r"the strings' membership is \[True, False\]"),
+    ("pair", "pair.decision", r"the restriction's certified decision is False"),
+    (
+        "pair",
+        "pair.language",
+        r"the checker decides membership for parity, parity-odd, dyck1, "
+        r"dyck2, not 'anbn'",
+    ),
+    ("pair", "pair", r"a pair needs a restriction whose decision it inherits"),
+]
+
+
+@pytest.fixture(scope="module")
+def cert():
+    out = older.certify_soft(zoo_model("soft_parity_lm"), 24, restriction=True, time_limit=30)
+    assert out.check.accepted
+    return out.certificate.to_dict()
+
+
+def test_every_edit_names_its_claim_field_and_reason(cert):
+    assert len(EDITS) == len(EXPECTED)
+    model = zoo_model("soft_parity_lm")
+    for (edit, claim, _), (want_claim, where, reason) in zip(EDITS, EXPECTED, strict=True):
+        data = copy.deepcopy(cert)
+        edit(data)
+        report = K.check(data, model)
+        assert not report.accepted and report.failures, (claim, where)
+        f = report.failures[0]
+        assert (f.claim, f.where) == (want_claim, where), f
+        assert re.fullmatch(reason, f.reason), f.reason
+        assert report.summary() == "REJECTED: " + "; ".join(str(x) for x in report.failures)
+        assert report.facts is not None
+
+
+def _dyck(s: str, pairs: dict[str, str]) -> bool:
+    """Balanced brackets by the grammar S → ε | (S)S [| [S]S]: depth-first on the string."""
+    depth = []
+    for c in s:
+        if c in pairs.values():
+            depth.append(c)
+        elif not depth or depth.pop() != pairs[c]:
+            return False
+    return not depth
+
+
+def test_memberships_agree_with_their_definitions_on_every_short_string():
+    for n in range(7):
+        for s in map("".join, itertools.product("01", repeat=n)):
+            assert K._membership("parity")(s) == (s.count("1") % 2 == 0)
+            assert K._membership("parity-odd")(s) == (s.count("1") % 2 == 1)
+        for s in map("".join, itertools.product("()[]", repeat=n)):
+            assert K._membership("dyck2")(s) == _dyck(s, {")": "(", "]": "["}), s
+        for s in map("".join, itertools.product("()", repeat=n)):
+            assert K._membership("dyck1")(s) == _dyck(s, {")": "("}), s
+    assert not K._membership("dyck1")("[]")  # ] is not a dyck1 symbol
+    assert K._membership("anbn") is None
+
+
+def test_the_2dyck_floor_parameter_must_lie_in_the_open_half_interval():
+    floor = {"kind": "dyck2-bracket-type", "nats": 0.0, "P_U": 0.0}
+    for p, bad in (("1/2", True), ("1/3", False), ("0", True), ("2/5", False), ("x", True)):
+        got = K._check_floor({**floor, "p": p}, 1.0, 8, 1e-6)
+        if bad:
+            assert got is not None and ("outside (0, 1/2)" in got or "not a fraction" in got), p
+        else:
+            assert got is None or "P(U_n)" in got, (p, got)
+    assert K._check_floor({**floor, "p": "3"}, 1.0, 8, 1e-6) == "p = 3 is outside (0, 1/2)"
+
+
+def test_a_readout_functional_is_checked():
+    model = zoo_model("soft_parity_lm")
+    assert K._readout_model(model, "accept") == (model, 0.0)
+    for bad in ({"lm_difference": ["0"]}, {"lm_difference": ["0", "x"]}, {"other": 1}, "reject"):
+        with pytest.raises(SpecError, match="readout"):
+            K._readout_model(model, bad)
+    with pytest.raises(SpecError, match=r"field 'z_range' has the wrong type int"):
+        K._range({"z_range": 3}, "restriction")
