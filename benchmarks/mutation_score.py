@@ -333,6 +333,56 @@ def equivalents_table(modules: list[str]) -> str:
     return "\n".join(rows)
 
 
+def tests_table(modules: list[str]) -> str:
+    rows = ["| module | tests run against its mutants |", "| --- | --- |"]
+    for module in modules:
+        args = MODULES[module]
+        files = [a.removeprefix("tests/") for a in args if a.startswith("tests/")]
+        extra = " ".join(a for a in args if not a.startswith("tests/"))
+        text = ", ".join(f"`{f}`" for f in files) + (f" (`{extra}`)" if extra else "")
+        rows.append(f"| {module}.py | {text} |")
+    return "\n".join(rows)
+
+
+def survivors_table(modules: list[str]) -> str:
+    rows = ["| module | mutant | change | status |", "| --- | --- | --- | --- |"]
+    for module in modules:
+        c = classify(module)
+        for name in c["survived"] + c["pending"]:
+            diff = _diff(module, name)
+            lines = [
+                ln for ln in diff.splitlines() if ln[:1] in "-+" and ln[:3] not in ("---", "+++")
+            ]
+            old = " ".join(ln[1:].strip() for ln in lines if ln.startswith("-"))
+            new = " ".join(ln[1:].strip() for ln in lines if ln.startswith("+"))
+            status = "not run" if name in c["pending"] else "survived"
+            old, new = old.replace("|", "\\|"), new.replace("|", "\\|")
+            rows.append(f"| {module}.py | `{name.split('.')[-1]}` | `{old}` → `{new}` | {status} |")
+    return "\n".join(rows)
+
+
+def write_docs(modules: list[str]) -> None:
+    """Fill the generated parts of docs/mutation.md (between <!-- name --> markers)."""
+    doc = ROOT / "docs" / "mutation.md"
+    text = doc.read_text()
+    header = (
+        f"Run of {date.today().isoformat()} on {platform.node()} ({os.cpu_count()} cores, "
+        f"shared with other jobs; Python {platform.python_version()}, mutmut 3.8.1), "
+        f"{SAMPLE} mutants per module."
+    )
+    parts = {
+        "results": header + "\n\n" + table(modules),
+        "tests": tests_table(modules),
+        "equivalents": equivalents_table(modules),
+        "survivors": survivors_table(modules),
+    }
+    for name, body in parts.items():
+        start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+        a, b = text.index(start) + len(start), text.index(end)
+        text = text[:a] + "\n" + body + "\n" + text[b:]
+    doc.write_text(text)
+
+
 def _diff(module: str, name: str) -> str:
     work = WORK / _slug(module)
     proc = subprocess.run(
@@ -368,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
         "--equivalents", action="store_true", help="the equivalent mutants as a markdown table"
     )
     parser.add_argument("--markdown", action="store_true", help="--survivors as table rows")
+    parser.add_argument(
+        "--docs", action="store_true", help="rewrite the generated parts of docs/mutation.md"
+    )
     parser.add_argument("--fresh", action="store_true", help="discard cached results first")
     parser.add_argument(
         "--size",
@@ -392,6 +445,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.equivalents:
         print(equivalents_table(modules))
+        return 0
+    if args.docs:
+        write_docs(modules)
         return 0
     if args.rerun:
         for module in modules:
