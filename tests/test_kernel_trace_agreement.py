@@ -116,3 +116,22 @@ def _phi(model, n_tok, t):
 def test_an_empty_token_sequence_is_refused():
     with pytest.raises(InputError, match=r"no tokens \(empty input and no BOS/EOS\)"):
         forward_rigorous_tokens(SOFT["mean"], [])
+
+
+def test_a_mean_readout_of_a_rational_model_is_exact():
+    """The logit of a mean readout, w·(Σ_t y_t)/N + b, in exact rationals: the same rational
+    as the mean of the exact evaluator's final rows (attncert.model.exact)."""
+    last = random_model(2, 2, 6, seed=3)
+    mean = dataclasses.replace(last, readout=dataclasses.replace(last.readout, position="mean"))
+    w = [Fraction(v) for v in mean.readout.weight.tolist()]
+    for s in _strings(4):
+        tr = forward_rigorous(mean, s)
+        lo, hi = tr.logit_interval()
+        fin = forward_exact(last, s).final  # the final rows do not depend on the readout
+        rows = [[Fraction(str(fin[i, j])) for j in range(fin.ncols())] for i in range(fin.nrows())]
+        want = sum(
+            (sum((a * b for a, b in zip(w, r, strict=True)), Fraction(0)) for r in rows),
+            Fraction(0),
+        ) / len(rows) + Fraction(mean.readout.bias)
+        assert lo == hi == want, s
+        assert tr.accept == (want > 0) and tr.precision is None
