@@ -89,6 +89,25 @@ def test_every_stage_number_is_the_formula_on_the_certificate(instance):
         assert _one(st, "S1 Lemma 4", ell).bound == str(c * (sigma**c * k * heads + 1))
 
 
+def test_every_statement_is_a_named_s1_result_with_its_text(instance):
+    from attncert.kernel import s1
+
+    _, _, st = instance
+    implemented = {name.removeprefix("Hahn ") for name in s1.__implements__}
+    extra = {"S1 eq. (6)", "S1 Lemma 4", "S1 Theorem 1"}  # quoted, not implemented here
+    for s in st:
+        assert s.statement in implemented | extra, s.statement
+        assert isinstance(s.asserts, str) and s.asserts.strip(), s
+        assert isinstance(s.value, str) and s.value.strip(), s
+        assert isinstance(s.bound, str)
+        assert s.status in ("holds", "fails", "evaluated", "not re-derivable"), s
+    d3 = [s for s in st if s.statement == "S1 Definition 3"]
+    assert d3 and all(
+        s.asserts == "ρ_{ℓ−1} ≼ σ₁ ≼ σ₂ ≼ ρ_ℓ (each stage only fixes more inputs)" for s in d3
+    )
+    assert {s.statement for s in st} == implemented | extra  # every one re-derived here
+
+
 def test_parameters_outside_definition_5_are_reported(instance):
     model, cert, _ = instance
     for bad in ({"q": 0}, {"q": 1}, {"eta": "1/2"}, {"eta": 0}, {"delta": 0}, {"delta": 1}):
