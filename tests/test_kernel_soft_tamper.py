@@ -119,6 +119,51 @@ def test_every_edit_names_its_claim_field_and_reason(cert):
         assert report.facts is not None
 
 
+MORE = [
+    (
+        lambda d: d["restriction"].__setitem__("method", "box"),
+        ("restriction", "restriction.z_range", r"claimed z_lo \S+ is not what the propagation .*"),
+    ),
+    (
+        lambda d: d["restriction"].__setitem__("method", "lp"),
+        ("restriction", "restriction.method", r"'lp': expected 'box' or 'affine'"),
+    ),
+    (
+        lambda d: d.__setitem__("sensitivity", 3),
+        ("format", "sensitivity", r"expected a list of claims"),
+    ),
+    (
+        lambda d: d["sensitivity"][0].__setitem__("per_symbol", 3),
+        ("format", "sensitivity", r"field 'per_symbol' has the wrong type int"),
+    ),
+    (
+        lambda d: d["sensitivity"][0].__setitem__("bound", "x"),
+        ("format", "sensitivity", r"field 'bound' has the wrong type str"),
+    ),
+    (
+        lambda d: d["restriction"].__setitem__("rho", 5),
+        ("format", "restriction", r"field 'rho' has the wrong type int"),
+    ),
+    (
+        lambda d: d["restriction"].__setitem__("base", "0" * 23),
+        ("restriction", "restriction.base", r"the base string has length 23, the restriction 24"),
+    ),
+]
+
+
+def test_more_edits_name_their_claim_field_and_reason(cert):
+    model = zoo_model("soft_parity_lm")
+    accepted = K.check(cert, model)
+    assert accepted.accepted and accepted.failures == ()
+    assert accepted.summary() == "CHECKED: " + "; ".join(accepted.facts)
+    for edit, (claim, where, reason) in MORE:
+        data = copy.deepcopy(cert)
+        edit(data)
+        f = K.check(data, model).failures[0]
+        assert (f.claim, f.where) == (claim, where), f
+        assert re.fullmatch(reason, f.reason), f.reason
+
+
 def _dyck(s: str, pairs: dict[str, str]) -> bool:
     """Balanced brackets by the grammar S → ε | (S)S [| [S]S]: depth-first on the string."""
     depth = []
