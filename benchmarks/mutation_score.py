@@ -88,6 +88,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "kernel/layers": [
         "tests/test_kernel_layers_oracle.py",
+        "tests/test_kernel_hard_tamper.py",
         "tests/test_hard_checker.py",
         "tests/test_scale_agreement.py",
         "tests/test_ranking_threads.py",

@@ -14,9 +14,10 @@ import itertools
 import numpy as np
 import pytest
 
+from attncert.arith.field import Field
 from attncert.certificates.hard import Certificate
 from attncert.hard.pipeline import certify
-from attncert.kernel import layers
+from attncert.kernel import hard, layers
 from attncert.kernel.hard import check
 from attncert.model import random_model
 from attncert.model.exact import forward_exact
@@ -172,3 +173,20 @@ def test_claims_under_exact_non_structural_ties_against_brute_force(name, path, 
                         ["layer 1", f" token position {i}"],
                     ), f
     assert rejected > 0
+
+
+@pytest.mark.parametrize("path", ["fast", "slow"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_checkers_decision_tables_equal_the_exact_forward_pass(name, path, monkeypatch):
+    """The decisions the checker derives from its own tables (kernel.hard._check_claims),
+    for every completion of ρ_L, against the exact evaluator run on that completion."""
+    if path == "slow":
+        monkeypatch.setattr(layers, "_attend_fast", lambda *args, **kwargs: None)
+    model = MODELS[name]()
+    cert = certify(model, n=N, language="parity")
+    _, (deps, base, decisions) = hard._check_claims(cert, model, Field(None), [])
+    final = cert.final_restriction
+    alpha = {c: k for k, c in enumerate(final.symbols)}
+    for s in _completions(final):
+        row = layers._row_of(deps, {u: alpha[s[u]] for u in deps}, base)
+        assert decisions[row] == forward_exact(model, s).accept, (name, s)
