@@ -19,6 +19,7 @@ from attncert.kernel.failure import Failure
 from attncert.kernel.hard import CheckReport, check
 from attncert.kernel.trace import forward_rigorous
 from attncert.model import random_model
+from attncert.restriction import Restriction
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,11 @@ def test_the_certificate_is_accepted_with_what_it_established(instance):
     )
     assert f"the model misclassifies {wrong!r} for parity" in report.facts
     first_free = final.free_positions[0] + 1
-    assert report.facts[-1].startswith(f"flipping free position {first_free} (outside")
+    assert report.facts[-1] == (
+        f"flipping free position {first_free} (outside the dependency set) pairs the "
+        "ρ_L-compatible strings so that each pair gets one answer but has both parities: "
+        "accuracy on them is exactly 1/2"
+    )
     assert report.summary().startswith("CHECKED: layer 1: every activation depends on")
 
 
@@ -76,6 +81,75 @@ def test_the_parity_pairing_fact_is_stated_for_parity_languages_only(language, p
     assert report.accepted
     assert any(f.startswith("flipping free position") for f in report.facts) == parity_fact
     assert any(f.endswith(f" for {language}") for f in report.facts)
+
+
+def test_every_false_identity_claim_is_rejected_with_its_reason(instance):
+    model, cert = instance
+    L = model.num_layers
+    soft = random_model(2, 2, 16, seed=0, kind="softmax")
+    rho1, rho2 = cert.restrictions[1], cert.restrictions[2]
+    # the last position ρ₁ fixes: ρ₂ gets the other symbol there
+    p = max(i for i in range(cert.n) if rho1.fixed[i] is not None)
+    other = {"0": "1", "1": "0"}[rho1.fixed[p]]
+    changed = Restriction(
+        rho2.alphabet, (*rho2.fixed[:p], other, *rho2.fixed[p + 1 :]), rho2.symbols
+    )
+    cases = [
+        (
+            (dataclasses.replace(cert, alphabet=("0", "2")), model),
+            ("alphabet", "alphabet", re.escape("('0', '2') is not the model's ('0', '1')")),
+        ),
+        (
+            (dataclasses.replace(cert, model_sha256=soft.digest), soft),
+            (
+                "model",
+                "layers",
+                "the model has softmax heads; restrictions apply to hard attention",
+            ),
+        ),
+        (
+            (dataclasses.replace(cert, dependency_sets=cert.dependency_sets[:1]), model),
+            ("dependency_sets", "dependency_sets", f"1 layers, expected {L}"),
+        ),
+        (
+            (
+                dataclasses.replace(
+                    cert,
+                    dependency_sets=(cert.dependency_sets[0][:-1], *cert.dependency_sets[1:]),
+                ),
+                model,
+            ),
+            ("dependency_sets", "dependency_sets[0]", "31 positions, expected 32 tokens"),
+        ),
+        (
+            (
+                dataclasses.replace(
+                    cert,
+                    dependency_sets=(
+                        cert.dependency_sets[0],
+                        ((0, 1, 2), *cert.dependency_sets[1][1:]),
+                    ),
+                    max_deps=2,
+                ),
+                model,
+            ),
+            (
+                "dependency_sets",
+                "dependency_sets[1]",
+                "a claimed set has 3 inputs, more than the certificate's cap 2",
+            ),
+        ),
+        (
+            (dataclasses.replace(cert, restrictions=(*cert.restrictions[:2], changed)), model),
+            (
+                "restrictions",
+                f"restrictions[2] position {p + 1}",
+                f"does not refine restrictions\\[1\\]: '{rho1.fixed[p]}' became '{other}'",
+            ),
+        ),
+    ]
+    for (edited, m), (claim, where, reason) in cases:
+        _rejected(check(edited, m), claim, where, reason)
 
 
 def test_every_false_misclassified_claim_is_rejected_with_its_reason(instance):
