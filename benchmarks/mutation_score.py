@@ -366,10 +366,17 @@ def write_docs(modules: list[str]) -> None:
     """Fill the generated parts of docs/mutation.md (between <!-- name --> markers)."""
     doc = ROOT / "docs" / "mutation.md"
     text = doc.read_text()
+    sizes = sorted(
+        {
+            json.loads((WORK / _slug(m) / "sample.json").read_text())["size"]
+            for m in modules
+            if (WORK / _slug(m) / "sample.json").exists()
+        }
+    )
     header = (
         f"Run of {date.today().isoformat()} on {platform.node()} ({os.cpu_count()} cores, "
-        f"shared with other jobs; Python {platform.python_version()}, mutmut 3.8.1), "
-        f"{SAMPLE} mutants per module."
+        f"shared with other jobs; Python {platform.python_version()}, mutmut 3.8.1); "
+        f"sample sizes {' and '.join(map(str, sizes))} (see *tested*)."
     )
     parts = {
         "results": header + "\n\n" + table(modules),
