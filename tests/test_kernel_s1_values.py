@@ -6,6 +6,7 @@ statements appear, not their values)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from fractions import Fraction
 
 import mpmath
@@ -14,12 +15,20 @@ import pytest
 from attncert.hard.pipeline import certify
 from attncert.kernel.s1 import S1Statement, s1_statements
 from attncert.model import random_model
+from attncert.restriction import Restriction
 
 
 @pytest.fixture(scope="module")
-def instance():
+def certified():
     model = random_model(2, 2, 16, seed=0)
-    cert = certify(model, n=128, language="parity")
+    return model, certify(model, n=128, language="parity")
+
+
+@pytest.fixture
+def instance(certified):
+    """The statements, derived in each test (so that a mutation tool sees every test that
+    runs the kernel's S1 code, not only the first)."""
+    model, cert = certified
     return model, cert, s1_statements(cert, model)
 
 
@@ -46,11 +55,32 @@ def test_every_stage_number_is_the_formula_on_the_certificate(instance):
         before, rho = cert.restrictions[ell - 1], cert.restrictions[ell]
         s1, s2 = cert.stages[ell - 1]
         C = Fraction(before.num_free, n)
-        c = int(_one(st, "S1 Definition 2", ell).value.removeprefix("c = "))
+        d2 = _one(st, "S1 Definition 2", ell)
+        c = int(d2.value.removeprefix("c = "))
+        assert d2.asserts == (
+            f"layer {ell - 1} is a c-transformer under ρ_{ell - 1}: every activation depends "
+            "on ≤ c free inputs (the tables the kernel computed)"
+        )
+        d7, d8 = _one(st, "S1 Definition 7", ell), _one(st, "S1 Definition 8", ell)
+        blocked, cases = re.fullmatch(
+            r"(\d+) of (\d+) \(head, position, assignment\) cases", d7.value
+        ).groups()
+        assert 0 <= int(blocked) <= int(cases) and int(cases) > 0
+        assert d8.value == f"verified for {cases} cases"
+        assert d8.asserts.startswith("every tuple ((h, i), z) is satisfied under ρ_ℓ")
+        # Lemma 6: the most activations one σ₁-free input feeds, counted here
+        free_before = {u for u in range(n) if before.is_free(u)}
+        free_s1 = {u for u in range(n) if s1.is_free(u)}
+        feeds = [
+            ({t} if ell == 1 else set(cert.dependency_sets[ell - 2][t])) & free_before & free_s1
+            for t in range(n)
+        ]
+        worst = max((sum(u in f for f in feeds) for u in free_s1), default=0)
         if ell == 1:
             assert c == 1  # a layer-0 activation depends on its own input only
         assert _one(st, "S1 eq. (6)", ell).bound == f"|Σ|^c = {sigma**c}"
         lem6 = _one(st, "S1 Lemma 6", ell, "feeds")
+        assert lem6.value == str(worst)
         assert lem6.bound == str(c / (eta * C))
         assert lem6.status == ("holds" if int(lem6.value) <= c / (eta * C) else "fails")
         eq5 = _one(st, "S1 Lemma 6", ell, "eq. (5)")
@@ -86,7 +116,9 @@ def test_every_stage_number_is_the_formula_on_the_certificate(instance):
         assert cor.bound == f"{float(target):.4g}"
         assert cor.status == ("holds" if rho.num_free >= target else "fails")
         heads = len(model.layers[ell - 1].heads)
-        assert _one(st, "S1 Lemma 4", ell).bound == str(c * (sigma**c * k * heads + 1))
+        lem4 = _one(st, "S1 Lemma 4", ell)
+        assert lem4.bound == str(c * (sigma**c * k * heads + 1))
+        assert lem4.status == ("holds" if int(lem4.value) <= int(lem4.bound) else "fails")
 
 
 def test_every_statement_is_a_named_s1_result_with_its_text(instance):
@@ -106,6 +138,34 @@ def test_every_statement_is_a_named_s1_result_with_its_text(instance):
         s.asserts == "ρ_{ℓ−1} ≼ σ₁ ≼ σ₂ ≼ ρ_ℓ (each stage only fixes more inputs)" for s in d3
     )
     assert {s.statement for s in st} == implemented | extra  # every one re-derived here
+
+
+def test_the_range_note_appears_exactly_when_k_is_below_lemma_17s_range(certified):
+    model, cert = certified
+    big = dataclasses.replace(cert, trace={**cert.trace, "k": 10**9})
+    st = s1_statements(big, model)
+    assert not any("outside the lemma's range" in s.asserts for s in st)
+    no_stages = s1_statements(dataclasses.replace(cert, stages=()), model)
+    assert _one(no_stages, "S1 Lemma 6", 1).value == "the certificate records no stage restrictions"
+
+
+def test_a_layer_with_no_free_input_gets_zero_bounds(certified):
+    """C = 0 (every input fixed before the layer): the bounds c/(ηC) and |Σ|^c c/(ηC) are
+    taken as 0, not a division by zero."""
+    model, cert = certified
+    fixed = Restriction(cert.restrictions[0].alphabet, ("0",) * cert.n, ("0", "1"))
+    n_tok = model.n_tokens(cert.n)
+    none = dataclasses.replace(
+        cert,
+        restrictions=(cert.restrictions[0], fixed, fixed),
+        stages=((fixed, fixed), (fixed, fixed)),
+        dependency_sets=(((),) * n_tok, ((),) * n_tok),
+        output_dependency=(),
+        misclassified=None,
+    )
+    st = s1_statements(none, model)
+    lem6 = _one(st, "S1 Lemma 6", 2, "feeds")
+    assert (lem6.value, lem6.bound) == ("0", "0")
 
 
 def test_parameters_outside_definition_5_are_reported(instance):
