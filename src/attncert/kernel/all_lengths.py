@@ -31,41 +31,30 @@ No solver, no search code and no expression simplifier is imported.
 
 from __future__ import annotations
 
-import itertools
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from flint import fmpq
 
 from attncert.certificates.all_lengths import AllLengthsCertificate
 from attncert.errors import SpecError
-from attncert.kernel import all_lengths_heads as H
-from attncert.kernel.all_lengths_view import (
-    BoxFailure,
-    Interval,
-    ModelView,
-    NotSupported,
-    Val,
-    affine_is,
-    combo_value,
-    embedding_val,
-    ffn_affine,
-    point,
-)
+from attncert.kernel.all_lengths_counting import COUNTING_GADGETS
+from attncert.kernel.all_lengths_gadgets import GADGETS as TL_GADGETS
+from attncert.kernel.all_lengths_gadgets import Derived, Reject, State, canon
+from attncert.kernel.all_lengths_view import ModelView, NotSupported, embedding_val
 from attncert.kernel.closed_form import (
     Atom,
     Inequality,
     ProofFailure,
     TailProof,
     check_inequality,
-    q_of,
     q_str,
 )
-from attncert.logic import syntax as s
 from attncert.logic.parser import parse
 from attncert.model.spec import Model
+
+GADGETS = {**TL_GADGETS, **COUNTING_GADGETS}
 
 __implements__ = (
     "Yang Lemma 6",
@@ -115,348 +104,10 @@ class AllLengthsReport:
         return "rejected: " + "; ".join(f.line() for f in self.failures[:3])
 
 
-class Reject(Exception):
-    def __init__(self, where: str, reason: str):
-        super().__init__(reason)
-        self.where, self.reason = where, reason
-
-
-@dataclass
-class _Derived:
-    gadget: int
-    bound: H.HeadBound
-    budget: fmpq
-
-
-@dataclass
-class _State:
-    view: ModelView
-    n0: int
-    known: dict[int, Val] = field(default_factory=dict)
-    derived: list[_Derived] = field(default_factory=list)
-    facts: list[str] = field(default_factory=list)
-    claimed: set[int] = field(default_factory=set)
-
-
-# ----- small helpers ------------------------------------------------------------------------
-
-
-def _int(g: dict, key: str) -> int:
-    v = g.get(key)
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise Reject(key, f"{v!r} is not an integer")
-    return v
-
-
-def _ints(g: dict, key: str, k: int) -> list[int]:
-    v = g.get(key)
-    if not isinstance(v, list) or len(v) != k or not all(isinstance(x, int) for x in v):
-        raise Reject(key, f"{v!r} is not a list of {k} integers")
-    return v
-
-
-def _formula(g: dict) -> s.Formula:
-    try:
-        return parse(g.get("formula", ""))
-    except SpecError as err:
-        raise Reject("formula", err.message) from None
-
-
-def _budget(g: dict) -> fmpq:
-    try:
-        b = q_of(g.get("budget"), "budget")
-    except SpecError as err:
-        raise Reject("budget", err.message) from None
-    if not (0 < b < fmpq(1, 2)):
-        raise Reject("budget", f"{q_str(b)} is not in (0, 1/2)")
-    return b
-
-
-def _bool_at(st: _State, c: int, layer: int, want: s.Formula | None = None) -> s.Formula:
-    v = st.known.get(c)
-    if v is None or v.formula is None:
-        raise Reject(f"coordinate {c}", "does not hold a proved Boolean")
-    if v.level > layer:
-        raise Reject(f"coordinate {c}", f"holds {v.formula} only from layer {v.level} on")
-    if want is not None and v.formula != want:
-        raise Reject(f"coordinate {c}", f"holds {v.formula}, not {want}")
-    return v.formula
-
-
-def _writers(st: _State, c: int, want: set[tuple]) -> None:
-    got = st.view.writers.get(c)
-    if got is None:
-        raise Reject(f"coordinate {c}", "no such coordinate")
-    if got != want:
-        raise Reject(
-            f"coordinate {c}",
-            f"is written by {sorted(got)}, the construction says only {sorted(want)}",
-        )
-
-
-def _claim(st: _State, c: int) -> None:
-    if c in st.claimed or c in st.known:
-        raise Reject(f"coordinate {c}", "is already used by another gadget")
-    st.claimed.add(c)
-
-
-def _pe_box(st: _State, layer: int, coord: int, case: dict[str, Any], box: dict) -> None:
-    """Add to ``box`` every positional coordinate the units writing ``coord`` read, at its
-    exact value in ``case`` (Reject if the case does not determine it)."""
-    lv = st.view.layers[layer]
-    for u in lv.w2.get(coord, {}):
-        for c in lv.units[u][0]:
-            if c in box:
-                continue
-            v = st.known.get(c)
-            if v is None or v.pe is None or v.level > layer:
-                continue  # reported by ffn_affine as unbounded
-            x = combo_value(v.combo, case)
-            if x is None:
-                raise Reject(f"FFN of layer {layer}", f"reads {c}, not determined in case {case}")
-            box[c] = point(x)
-
-
-def truth(f: s.Formula, env: dict[s.Formula, bool]) -> bool:
-    """[f] from the values of the formulas in ``env`` by the Boolean connectives (and
-    Compare(op) as a combination of its ≥-normal forms); KeyError if undetermined."""
-    if f in env:
-        return env[f]
-    if isinstance(f, s.Top):
-        return True
-    if isinstance(f, s.Bottom):
-        return False
-    if isinstance(f, s.Not):
-        return not truth(f.arg, env)
-    if isinstance(f, s.And):
-        return truth(f.left, env) and truth(f.right, env)
-    if isinstance(f, s.Or):
-        return truth(f.left, env) or truth(f.right, env)
-    if isinstance(f, s.Compare) and f.op is not s.CmpOp.GE:
-        terms, b = f.normalized()
-        neg = tuple((-k, t) for k, t in terms)
-        ge, le = ge_formula(terms, b), ge_formula(neg, -b)
-        op = f.op
-        if op is s.CmpOp.GT:
-            return truth(ge_formula(terms, b + 1), env)
-        if op is s.CmpOp.LE:
-            return truth(le, env)
-        if op is s.CmpOp.LT:
-            return truth(ge_formula(neg, -b + 1), env)
-        both = truth(ge, env) and truth(le, env)
-        return both if op is s.CmpOp.EQ else not both
-    raise KeyError(f)
-
-
-def ge_formula(terms: tuple[tuple[int, s.CountTerm], ...], b: int) -> s.Formula:
-    """The comparison Σ a_k·t_k ≥ b as a formula."""
-    return s.Compare(s.Linear(terms), s.CmpOp.GE, s.Linear((), b))
-
-
-# ----- gadgets ------------------------------------------------------------------------------
-
-
-def _g_bool(st: _State, k: int, g: dict) -> None:
-    """FFN Boolean connective: the coordinate equals [formula] on every 0/1 assignment of
-    its inputs (exact, FFN-BOX with point boxes) — stronger than needed, since some
-    assignments may be impossible."""
-    f, layer, out = _formula(g), _int(g, "layer"), _int(g, "coord")
-    inputs = g.get("inputs")
-    if not isinstance(inputs, list) or not inputs or not all(isinstance(c, int) for c in inputs):
-        raise Reject("inputs", "not a non-empty list of coordinates")
-    forms = [_bool_at(st, c, layer) for c in inputs]
-    _claim(st, out)
-    _writers(st, out, {("ffn", layer)})
-    for bits in itertools.product((0, 1), repeat=len(inputs)):
-        env: dict[s.Formula, bool] = {}
-        for fm, b in zip(forms, bits, strict=True):
-            if env.get(fm, bool(b)) != bool(b):
-                break  # contradictory assignment (same formula twice)
-            env[fm] = bool(b)
-        else:
-            try:
-                want = truth(f, env)
-            except KeyError as err:
-                raise Reject(
-                    "formula",
-                    f"{f} is not a Boolean combination of the inputs ({err.args[0]} undetermined)",
-                ) from None
-            box = {c: point(b) for c, b in zip(inputs, bits, strict=True)}
-            _ffn_point(st, layer, out, box, fmpq(int(want)), f"inputs {bits}")
-    st.known[out] = Val(layer + 1, formula=f)
-
-
-def _ffn_point(
-    st: _State, layer: int, out: int, box: dict, target: fmpq, case: str, forms=None, base=None
-) -> None:
-    try:
-        got = ffn_affine(st.view.layers[layer], out, box, forms, base)
-    except BoxFailure as err:
-        raise Reject(f"FFN of layer {layer} → coordinate {out}, case {case}", str(err)) from None
-    why = affine_is(got, box, target)
-    if why:
-        raise Reject(f"FFN of layer {layer} → coordinate {out}, case {case}", why)
-
-
-def _round_cases(
-    st: _State, layer: int, out: int, raw: int, b: fmpq, case: dict[str, Any], extra: dict
-) -> None:
-    """Lemma 9: the FFN rounds raw ∈ [v − b, v + b] to exactly v (v ∈ {0, 1})."""
-    for v in (0, 1):
-        box: dict[Any, Interval] = {raw: (fmpq(v) - b, fmpq(v) + b), **extra}
-        _pe_box(st, layer, out, case, box)
-        _ffn_point(st, layer, out, box, fmpq(v), f"{case}, hard value {v} ± budget {q_str(b)}")
-
-
-def _g_prev_parity(st: _State, k: int, g: dict) -> None:
-    """◁φ / ▷φ, bounded encodings (Thm 12a, 13c). Lemma: the head preferring the parity of
-    j* = i ∓ 1 has hard value φ at j* (its nearest key of that parity, Lemma 8); the
-    other head returns a convex combination of 0/1 values, in [0, 1]; with no visible key
-    (i = 1 for ◁, i = n for ▷) both return 0. The FFN must give φ(j*) in the first two
-    cases and 0 in the last — which is [◁φ at i] / [▷φ at i]."""
-    f, layer, out = _formula(g), _int(g, "layer"), _int(g, "coord")
-    if not isinstance(f, (s.Prev, s.Next)):
-        raise Reject("formula", f"{f} is not ◁φ or ▷φ")
-    prev = isinstance(f, s.Prev)
-    hs, raws = _ints(g, "heads", 2), _ints(g, "raws", 2)
-    a, par, tie = _int(g, "value"), _int(g, "parity"), _int(g, "tie")
-    _bool_at(st, a, layer, f.arg)
-    b = _budget(g)
-    parities = []
-    for hi, raw in zip(hs, raws, strict=True):
-        h = st.view.head(layer, hi)
-        H.value_weight(h, raw, a)
-        parity, hb = H.prev_parity(h, st.known, prev, par, tie)
-        parities.append(parity)
-        st.derived.append(_Derived(k, hb, b))
-        _claim(st, raw)
-        _writers(st, raw, {("head", layer, hi)})
-    if parities != [0, 1]:
-        raise Reject("heads", f"the heads prefer parities {parities}, expected [even, odd]")
-    _claim(st, out)
-    _writers(st, out, {("ffn", layer)})
-    edge = {"first": True, "last": False} if prev else {"first": False, "last": True}
-    for p in (0, 1) if not prev else (1,):  # no visible key: i = 1 (odd) / i = n
-        box = {raws[0]: point(0), raws[1]: point(0)}
-        case = {**edge, "parity": p}
-        _pe_box(st, layer, out, case, box)
-        _ffn_point(st, layer, out, box, fmpq(0), f"no visible key, {case}")
-    inner = {"first": False} if prev else {"last": False}
-    for p in (0, 1):  # i of parity p; j* = i ∓ 1 has parity 1 − p
-        active = 1 - p
-        _round_cases(
-            st,
-            layer,
-            out,
-            raws[active],
-            b,
-            {**inner, "parity": p},
-            {raws[1 - active]: (fmpq(0), fmpq(1))},
-        )
-    st.known[out] = Val(layer + 1, formula=f)
-
-
-def _since_common(st: _State, g: dict) -> tuple[s.Formula, int, int, int, int, int, bool]:
-    f, layer, out = _formula(g), _int(g, "layer"), _int(g, "coord")
-    if not isinstance(f, (s.Since, s.Until)):
-        raise Reject("formula", f"{f} is not φ S ψ or φ U ψ")
-    raw, guard, val = _int(g, "raw"), _int(g, "guard"), _int(g, "value")
-    _bool_at(st, val, layer, f.right)
-    gf = _bool_at(st, guard, layer)
-    ok = {s.Or(f.right, s.Not(f.left)), s.Or(s.Not(f.left), f.right)}
-    if isinstance(f.left, s.Top):
-        ok.add(f.right)
-    if gf not in ok:
-        raise Reject("guard", f"holds {gf}, not ψ ∨ ¬φ = {s.Or(f.right, s.Not(f.left))}")
-    return f, layer, out, raw, guard, val, isinstance(f, s.Since)
-
-
-def _since_ffn(st: _State, layer: int, out: int, raw: int, b: fmpq, since: bool) -> None:
-    """Lemma (since/until): let j* be the nearest position on the visible side (j < i for
-    S, j > i for U) where χ = ψ ∨ ¬φ holds. If j* exists, φ S ψ (φ U ψ) holds at i iff
-    ψ holds at j*: every position strictly between has φ ∧ ¬ψ, and a witness farther than
-    j* would need φ at j*, where ¬ψ forces ¬φ. If no χ-position is visible, the formula is
-    false and every visible ψ_j is 0 (ψ ⇒ χ), so the head's output is exactly 0."""
-    _claim(st, out)
-    _writers(st, out, {("ffn", layer)})
-    side = {"first": None, "last": None}
-    box = {raw: point(0)}
-    _pe_box(st, layer, out, side, box)
-    _ffn_point(st, layer, out, box, fmpq(0), "no χ-position visible")
-    _round_cases(st, layer, out, raw, b, side, {})
-
-
-def _g_since_tie(st: _State, k: int, g: dict) -> None:
-    """φ S ψ / φ U ψ, bounded encodings (Thm 15a, 16a): see :func:`_since_ffn`."""
-    f, layer, out, raw, guard, val, since = _since_common(st, g)
-    b = _budget(g)
-    hi = _int(g, "head")
-    h = st.view.head(layer, hi)
-    H.value_weight(h, raw, val)
-    st.derived.append(_Derived(k, H.since_tie(h, st.known, since, guard, _int(g, "tie")), b))
-    _claim(st, raw)
-    _writers(st, raw, {("head", layer, hi)})
-    _since_ffn(st, layer, out, raw, b, since)
-    st.known[out] = Val(layer + 1, formula=f)
-
-
-def _g_since_shift(st: _State, k: int, g: dict) -> None:
-    """φ S ψ / φ U ψ, unbounded encodings (Thm 15b, 16b): see :func:`_since_ffn`."""
-    f, layer, out, raw, guard, val, since = _since_common(st, g)
-    b = _budget(g)
-    hi = _int(g, "head")
-    h = st.view.head(layer, hi)
-    H.value_weight(h, raw, val)
-    st.derived.append(_Derived(k, H.since_shift(h, st.known, since, guard), b))
-    _claim(st, raw)
-    _writers(st, raw, {("head", layer, hi)})
-    _since_ffn(st, layer, out, raw, b, since)
-    st.known[out] = Val(layer + 1, formula=f)
-
-
-def _g_prev_shift(st: _State, k: int, g: dict) -> None:
-    """◁φ / ▷φ, unbounded encodings (Thm 12b, 13d). Lemma: the hard value is φ at
-    j* = i ∓ 1 when it is visible (then [◁φ] = φ(j*)), and there is no visible key at
-    i = 1 (◁) / i = n (▷), where the output is 0 = [◁φ at 1]."""
-    f, layer, out = _formula(g), _int(g, "layer"), _int(g, "coord")
-    if not isinstance(f, (s.Prev, s.Next)):
-        raise Reject("formula", f"{f} is not ◁φ or ▷φ")
-    raw, a, hi = _int(g, "raw"), _int(g, "value"), _int(g, "head")
-    _bool_at(st, a, layer, f.arg)
-    b = _budget(g)
-    h = st.view.head(layer, hi)
-    H.value_weight(h, raw, a)
-    st.derived.append(_Derived(k, H.prev_shift(h, st.known, isinstance(f, s.Prev)), b))
-    _claim(st, raw)
-    _writers(st, raw, {("head", layer, hi)})
-    _claim(st, out)
-    _writers(st, out, {("ffn", layer)})
-    side = {"first": None, "last": None}
-    box = {raw: point(0)}
-    _pe_box(st, layer, out, side, box)
-    _ffn_point(st, layer, out, box, fmpq(0), "no visible key")
-    _round_cases(st, layer, out, raw, b, side, {})
-    st.known[out] = Val(layer + 1, formula=f)
-
-
-GADGETS: dict[str, Callable[[_State, int, dict], None]] = {
-    "bool": _g_bool,
-    "prev-parity": _g_prev_parity,
-    "prev-shift": _g_prev_shift,
-    "since-tie": _g_since_tie,
-    "since-shift": _g_since_shift,
-}
-
-
-def register_gadget(kind: str, fn: Callable[[_State, int, dict], None]) -> None:
-    """Add a gadget handler (the counting and Proposition 11 modules register theirs)."""
-    GADGETS[kind] = fn
-
-
 # ----- inequalities -------------------------------------------------------------------------
 
 
-def _expected(st: _State) -> list[tuple[str, _Derived, Inequality]]:
+def _expected(st: State) -> list[tuple[str, Derived, Inequality]]:
     out = []
     for d in st.derived:
         hb = d.bound
@@ -482,7 +133,7 @@ def expected_inequalities(cert: AllLengthsCertificate, model: Model) -> list[dic
     ]
 
 
-def _compare(entry: dict, iid: str, d: _Derived, ineq: Inequality) -> None:
+def _compare(entry: dict, iid: str, d: Derived, ineq: Inequality) -> None:
     """The stored inequality must be the derived one, field by field (named)."""
     simple = {
         "id": iid,
@@ -519,12 +170,12 @@ def _compare(entry: dict, iid: str, d: _Derived, ineq: Inequality) -> None:
         raise Reject("text", f"stored {entry.get('text')!r}, derived {ineq.text()!r}")
 
 
-def _run_gadgets(cert: AllLengthsCertificate, model: Model) -> _State:
+def _run_gadgets(cert: AllLengthsCertificate, model: Model) -> State:
     try:
         view = ModelView(model)
     except NotSupported as err:
         raise Reject("model", str(err)) from None
-    st = _State(view, cert.n0)
+    st = State(view, cert.n0)
     for c in range(view.d):
         v = embedding_val(view, c)
         if v is not None:
@@ -561,7 +212,7 @@ def check(cert: AllLengthsCertificate, model: Model) -> AllLengthsReport:
             first_bad,
         )
 
-    st: _State | None = None
+    st: State | None = None
     if model.digest != cert.model_sha256:
         fails.append(
             Failure(
@@ -635,7 +286,7 @@ def check(cert: AllLengthsCertificate, model: Model) -> AllLengthsReport:
     return done()
 
 
-def _check_readout(st: _State, cert: AllLengthsCertificate, model: Model) -> None:
+def _check_readout(st: State, cert: AllLengthsCertificate, model: Model) -> None:
     r = model.readout
     c = cert.coordinate
     if r.position != "last" or r.lm_weight is not None:
@@ -650,5 +301,5 @@ def _check_readout(st: _State, cert: AllLengthsCertificate, model: Model) -> Non
     except SpecError as err:
         raise Reject("formula", err.message) from None
     v = st.known.get(c)
-    if v is None or v.formula != f:
+    if v is None or v.formula is None or canon(v.formula) != canon(f):
         raise Reject(f"coordinate {c}", f"holds {None if v is None else v.formula}, not {f}")

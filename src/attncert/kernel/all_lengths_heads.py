@@ -179,18 +179,23 @@ def since_tie(h: HeadView, known: dict[int, Val], since: bool, guard: int, tie: 
 # ----- unbounded encodings (Thms 12b, 13d, 15b, 16b) -------------------------------------------
 
 
-def _poly_scores(h: HeadView, known: dict[int, Val]) -> dict[tuple[str, str], fmpq]:
+def _poly_scores(
+    h: HeadView, known: dict[int, Val], bools: frozenset[int] = frozenset()
+) -> dict[tuple[str, str], fmpq]:
     """The score as Σ coef·(query monomial)·(key monomial) for heads whose query and key
-    coordinates are constants or single positional features (i, n, i²)."""
+    coordinates are constants or single positional features (i, n, i²), or the proved
+    Booleans ``bools`` (monomial ``b<coordinate>``)."""
 
     def mono(c: int) -> tuple[str, fmpq]:
         v = known.get(c)
         if v is None or v.level > h.layer:
             raise NotSupported(f"{h.name}: reads coordinate {c}, not known before layer {h.layer}")
+        if c in bools:
+            if v.formula is None:
+                raise NotSupported(f"{h.name}: coordinate {c} is not a proved Boolean")
+            return f"b{c}", fmpq(1)
         if v.const is not None:
             return "1", v.const
-        if v.formula is not None and v.pe is None:
-            return f"b{c}", fmpq(1)
         combo = v.combo
         if v.pe is None or len(combo) != 1:
             raise NotSupported(f"{h.name}: coordinate {c} is not a single positional feature")
@@ -230,7 +235,7 @@ def since_shift(h: HeadView, known: dict[int, Val], since: bool, guard: int) -> 
     ≥ β((W − |T|)·X + 2|T|), at most X − 1 of them (S: j < i; U: j > i, and j* − j ≤
     n − 2). Needs W > |T|, T > 0 for S, T < 0 for U."""
     require_mask(h, Mask.FUTURE_STRICT if since else Mask.PAST_STRICT)
-    sc = _poly_scores(h, known)
+    sc = _poly_scores(h, known, frozenset({guard}))
     big = "i" if since else "n"
     bkey = f"b{guard}"
     wgt = sc.get((big, bkey), fmpq(0))
@@ -245,4 +250,102 @@ def since_shift(h: HeadView, known: dict[int, Val], since: bool, guard: int) -> 
         "rows with a χ-position on the visible side",
         "i" if since else "n",
         (Atom(ONE, same, same, 1), Atom(X_MINUS_1, other)),
+    )
+
+
+# ----- counting (Thms 20, 21): table lookup and sign heads ------------------------------------
+
+LOOKUP_BOUNDED = ("1/i^2", "1/i")
+LOOKUP_UNBOUNDED = ("n*i", "n*i^2")
+
+
+def lookup(h: HeadView, known: dict[int, Val], mean: int, inv: int, bd: int) -> tuple[bool, fmpq]:
+    """The table lookup (reconstructed Lemma 7). Query q = (mean + inv + bd, inv + bd),
+    keys λ·(−1/j², 2/j) (bounded) or λ·(2n·j, −n·j²) (unbounded). Returns (bounded?, λ).
+
+    With m visible strict keys, S of them with φ and t = S + 1, m* = max(m, 1): the query
+    is (t/m*, 1/m*) (for m = 0 the mean and inv are 0 and bd = 1). Bounded scores
+    λ(2/j − t/j²)/m* peak at j = t with gap λ(j−t)²/(m*·t·j²) ≥ λ/((n−1)·n·(n+1)²)
+    (m* ≤ n − 1 for n ≥ 2, t ≤ n, (j−t)²/j² ≥ 1/(t+1)²); unbounded scores
+    λ(n/m*)(t² − (j−t)²) have gap ≥ λd² at distance d (n/m* > 1), ≤ 2 keys per d."""
+    feats: dict[int, tuple[str, fmpq]] = {}
+    for _, b in h.qk:
+        v = known.get(b)
+        combo = v.combo if v is not None and v.pe is not None and v.level == 0 else {}
+        if len(combo) != 1:
+            raise NotSupported(f"{h.name}: key coordinate {b} is not one positional feature")
+        ((f, a),) = combo.items()
+        feats[b] = (f, a)
+    m2: dict[tuple[int, str], fmpq] = {}
+    for (a, b), v in h.qk.items():
+        f, alpha = feats[b]
+        m2[(a, f)] = m2.get((a, f), fmpq(0)) + v * alpha
+    m2 = {k: v for k, v in m2.items() if v != 0}
+    for bounded, (f1, f2) in ((True, LOOKUP_BOUNDED), (False, LOOKUP_UNBOUNDED)):
+        if bounded:
+            lam = -m2.get((inv, f1), fmpq(0))
+            want = {
+                (mean, f1): -lam,
+                (inv, f1): -lam,
+                (bd, f1): -lam,
+                (inv, f2): 2 * lam,
+                (bd, f2): 2 * lam,
+            }
+        else:
+            lam = -m2.get((inv, f2), fmpq(0))
+            want = {
+                (mean, f1): 2 * lam,
+                (inv, f1): 2 * lam,
+                (bd, f1): 2 * lam,
+                (inv, f2): -lam,
+                (bd, f2): -lam,
+            }
+        if lam > 0 and m2 == want:
+            return bounded, lam
+    raise NotSupported(f"{h.name}: the scores are not a table lookup of the count")
+
+
+def lookup_bound(h: HeadView, bounded: bool, lam: fmpq, value_row: bool) -> HeadBound:
+    """Lemma 6 on :func:`lookup`'s gaps. Bounded: every value spread ≤ 1 ((j−1)/n ∈ [0, 1)
+    or a 0/1 predicate), at most n − 1 competitors: (n − 1)·e^{−β·λ/((n−1)n(n+1)²)}.
+    Unbounded (β constant): predicate rows 2·GAUSS(βλ); the count row j − 1 has spread
+    d at distance d: 2·Σ d·e^{−βλd²} (GAUSS, k = 2)."""
+    who = (h.layer, h.index)
+    what = "count value row" if value_row else "predicate rows"
+    if bounded:
+        gap = RatFn.const(lam) / (X_MINUS_1 * X * RatFn.poly([1, 1]) * RatFn.poly([1, 1]))
+        return HeadBound(who, what, "n", (Atom(X_MINUS_1, beta(h).times(gap)),))
+    phi = LogLin.of(RatFn.const(constant_beta(h) * lam))
+    psi = LogLin.of(phi.a.scale(3))
+    return HeadBound(who, what, "n", (Atom(RatFn.const(2), phi, psi, 2 if value_row else 1),))
+
+
+def sign_query(h: HeadView, known: dict[int, Val], first: int, one: int) -> dict[int, fmpq]:
+    """A sign head's query form x: scores x_i·(2[j=1] − 1), i.e. W_Qᵀ W_K = x ⊗ (2e_first −
+    e_one) with ``first`` holding [j=1] and ``one`` the constant 1."""
+    fv, ov = known.get(first), known.get(one)
+    if fv is None or fv.combo != {"[i=1]": 1} or ov is None or ov.const != 1:
+        raise NotSupported(f"{h.name}: the keys are not [j=1] and the constant 1")
+    x: dict[int, fmpq] = {}
+    for (a, b), v in h.qk.items():
+        if b not in (first, one):
+            raise NotSupported(f"{h.name}: the scores read key coordinate {b}")
+        if b == first:
+            x[a] = v / 2
+    for (a, b), v in h.qk.items():
+        if b == one and v != -x.get(a, fmpq(0)):
+            raise NotSupported(f"{h.name}: the key is not 2[j=1] − 1 for query coordinate {a}")
+    for a in x:
+        if h.qk.get((a, one), fmpq(0)) != -x[a]:
+            raise NotSupported(f"{h.name}: the key is not 2[j=1] − 1 for query coordinate {a}")
+    return x
+
+
+def sign_bound(h: HeadView, delta0: fmpq) -> HeadBound:
+    """|x| ≥ δ(n) = δ₀/n: the hard target (j = 1 if x > 0, else the uniform average over
+    j ≥ 2, value 0) beats every other key by 2β|x| ≥ 2βδ: error ≤ (n − 1)·e^{−2β(n)δ₀/n}
+    (for x < 0 the weight on j = 1 is ≤ e^{−2β|x|}/(m − 1) ≤ that)."""
+    phi = beta(h).times(RatFn.x_pow(-1).scale(2 * delta0))
+    return HeadBound(
+        (h.layer, h.index), "rows with at least two visible keys", "n", (Atom(X_MINUS_1, phi),)
     )

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -176,6 +176,16 @@ class Mean:
 
 
 @dataclass(frozen=True)
+class Count:
+    """An approximate count: the coordinate is C/n + e (``per_n``) or C + e, with C the
+    value of ``term`` at i and |e| ≤ r/n (``per_n``) or ≤ r, for every n ≥ N₀."""
+
+    term: s.CountTerm
+    per_n: bool
+    r: fmpq
+
+
+@dataclass(frozen=True)
 class Val:
     """A fact about a coordinate from layer boundary ``level`` on (see module docstring)."""
 
@@ -184,7 +194,7 @@ class Val:
     pe: tuple[tuple[str, fmpq], ...] | None = None  # exact Σ coef·feature(i, n)
     const: fmpq | None = None
     mean: Mean | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    count: Count | None = None
 
     @property
     def combo(self) -> dict[str, fmpq]:
@@ -383,3 +393,21 @@ def affine_is(
     if lo == target and hi == target:
         return None
     return f"the output ranges over [{lo}, {hi}] instead of being exactly {target}"
+
+
+def affine_equals(
+    out: tuple[dict[Any, fmpq], fmpq], target: tuple[dict[Any, fmpq], fmpq], box: dict
+) -> bool:
+    """Whether two affine forms agree on the whole box (point variables substituted)."""
+    diff = dict(out[0])
+    for v, a in target[0].items():
+        diff[v] = diff.get(v, fmpq(0)) - a
+    const = out[1] - target[1]
+    for v, a in diff.items():
+        if a == 0:
+            continue
+        lo, hi = box[v]
+        if lo is None or lo != hi:
+            return False
+        const += a * lo
+    return const == 0

@@ -118,6 +118,7 @@ class _Builder:
         self.heads = list(meta.get("heads", []))
         self.out: list[tuple[int, int, dict[str, Any]]] = []  # (layer, seq, gadget)
         self.done: set[int] = set()
+        self.seen: set[tuple] = set()
 
     def add(self, layer: int, g: dict[str, Any]) -> None:
         self.out.append((layer, len(self.out), g))
@@ -125,19 +126,14 @@ class _Builder:
     def heads_of(self, node: str, roles: set[str]) -> list[dict[str, Any]]:
         return [h for h in self.heads if h.get("node") == node and h.get("role") in roles]
 
-    def bool_gadget(self, c: int, f: s.Formula) -> None:
+    def bool_gadget(self, c: int, f: s.Formula, inputs: list[int] | None = None) -> None:
         if c in self.done:
             return
         layer = _ffn_layer(self.view, c)
+        ins = inputs or _unit_inputs(self.view, layer, c)
         self.add(
             layer,
-            {
-                "kind": "bool",
-                "coord": c,
-                "formula": to_text(f),
-                "layer": layer,
-                "inputs": _unit_inputs(self.view, layer, c),
-            },
+            {"kind": "bool", "coord": c, "formula": to_text(f), "layer": layer, "inputs": ins},
         )
         self.done.add(c)
 
@@ -153,9 +149,173 @@ class _Builder:
             self.prev_next(f, c, text)
         elif isinstance(f, (s.Since, s.Until)):
             self.since_until(f, c, text)
+        elif isinstance(f, s.CountPred):
+            self.lookup(f.term)
+            self.add(
+                _ffn_layer(self.view, c),
+                {
+                    "kind": "countpred",
+                    "coord": c,
+                    "formula": text,
+                    "layer": _ffn_layer(self.view, c),
+                },
+            )
+        elif isinstance(f, s.Compare):
+            self.compare(f, c)
         else:
-            raise _refuse(f"no all-length rule for {type(f).__name__} nodes yet ({text})")
+            raise _refuse(f"no all-length rule for {type(f).__name__} nodes ({text})")
         self.done.add(c)
+
+    # ----- counting -----
+    def label(self, text: str) -> int | None:
+        labels = self.meta.get("coordinates", [])
+        return labels.index(text) if text in labels else None
+
+    def means(self) -> None:
+        for h in self.heads:
+            if h.get("role") == "uniform" and ("mean", h["writes"][0]) not in self.seen:
+                self.seen.add(("mean", h["writes"][0]))
+                self.add(
+                    h["layer"],
+                    {
+                        "kind": "mean",
+                        "coord": h["writes"][0],
+                        "layer": h["layer"],
+                        "head": h["head"],
+                        "value": h["reads"]["value"][0],
+                    },
+                )
+        c = self.label("[n=1]")
+        if c is not None:
+            self.bool_gadget(c, s.And(s.First(), s.Last()))
+
+    def strategy(self, terms) -> str:
+        reg = self.meta.get("regime", "")
+        if reg.startswith("future-masked"):
+            return "direct"
+        if reg == "unbounded":
+            return "lookup"
+        sides = {type(t) for _, t in terms}
+        return "direct" if len(sides) == 1 else "lookup"
+
+    def value_budget(self, term: s.CountTerm) -> fmpq:
+        big = 0
+        root = parse(self.meta["formula"])
+        for f in root.subformulas():
+            if isinstance(f, s.Compare):
+                terms, _ = f.normalized()
+                if terms and self.strategy(terms) == "lookup" and any(t == term for _, t in terms):
+                    big = max(big, sum(abs(k) for k, _ in terms))
+        return fmpq(1, 8 * max(big, 1))
+
+    def lookup(self, term: s.CountTerm) -> None:
+        text = _term_text(term)
+        if ("lookup", text) in self.seen:
+            return
+        self.seen.add(("lookup", text))
+        hs = self.heads_of(text, {"lookup"})
+        if len(hs) != 1:
+            raise _refuse(f"{text}: {len(hs)} lookup heads recorded")
+        h = hs[0]
+        q = h["reads"]["query"]
+        inv = next((c for c in q if self.meta["coordinates"][c] in ("1/(i-1)", "1/(n-i)")), None)
+        bd = next((c for c in q if c != inv and embedding_val(self.view, c) is not None), None)
+        mean = next((c for c in q if c not in (inv, bd)), None)
+        src = next(
+            (u for u in self.heads if u.get("role") == "uniform" and u["writes"] == [mean]), None
+        )
+        if None in (inv, bd, mean) or src is None:
+            raise _refuse(f"{text}: the lookup's query is not (mean, 1/m, mark)")
+        g: dict[str, Any] = {
+            "kind": "lookup",
+            "layer": h["layer"],
+            "head": h["head"],
+            "term": text,
+            "phi": src["reads"]["value"][0],
+            "mean": mean,
+            "inv": inv,
+            "boundary": bd,
+            "value": None,
+            "preds": [],
+            "budget": q_str(BUDGET),
+            "value_budget": None,
+        }
+        pairs: dict[str, list[int]] = {}
+        for lab, c in zip(h["values"], h["writes"], strict=True):
+            if lab in ("S/N", "S"):
+                g["value"] = c
+                g["value_budget"] = q_str(self.value_budget(term))
+            else:
+                name, arg = lab.split("(", 1)
+                pairs.setdefault(name, [0, 0])[0 if arg == "S)" else 1] = c
+        g["preds"] = [[name, a, b] for name, (a, b) in pairs.items()]
+        self.add(h["layer"], g)
+
+    def compare(self, f: s.Compare, c: int) -> None:
+        from attncert.kernel.all_lengths_gadgets import ge_formula
+
+        terms, b = f.normalized()
+        if not terms:
+            raise _refuse(f"{to_text(f)} compares constants (compiled to ⊤/⊥)")
+        if f.op in (s.CmpOp.EQ, s.CmpOp.NE):
+            neg = tuple((-k, t) for k, t in terms)
+            cs = [self.threshold(ge_formula(terms, b)), self.threshold(ge_formula(neg, -b))]
+            self.bool_gadget(c, f, inputs=cs)
+        else:
+            self.threshold(f, c)
+
+    def threshold(self, f: s.Compare, c: int | None = None) -> int:
+        from attncert.kernel.all_lengths_gadgets import ge_form
+
+        terms, b = ge_form(f)
+        desc = " + ".join(f"{k}*{_term_text(t)}" for k, t in terms) + f" >= {b}"
+        out = self.label(f"[{desc}]") if c is None else c
+        if out is None:
+            raise _refuse(f"no coordinate for the threshold {desc}")
+        if ("threshold", out) in self.seen:
+            return out
+        self.seen.add(("threshold", out))
+        layer = _ffn_layer(self.view, out)
+        strategy = self.strategy(terms)
+        for _, t in terms:
+            if strategy == "lookup":
+                self.lookup(t)
+        sign = self.heads_of(desc, {"sign"})
+        g: dict[str, Any] = {"coord": out, "formula": to_text(f), "layer": layer}
+        if sign:
+            h = sign[0]
+            if strategy == "lookup":
+                counts = [self.label(f"count:{_term_text(t)}/N") for _, t in terms]
+                offset = self.label("pe:1*[1/n]")
+            else:
+                counts = [self.label(f"mean≤:{_term_text(t)}") for _, t in terms]
+                left = isinstance(terms[0][1], s.CountLeft)
+                offset = self.label("pe:1*[1/i]") if left else self.label("1/(n-i+1)")
+            flag = self.label("[n=1]")
+            if flag is None:
+                flag = self.label("pe:1*[[i=1]]")
+            g.update(
+                {
+                    "kind": "threshold-sign",
+                    "head": h["head"],
+                    "raw": h["writes"][0],
+                    "flag": flag,
+                    "counts": counts,
+                    "offset": offset,
+                    "budget": q_str(BUDGET),
+                }
+            )
+        else:
+            g.update(
+                {
+                    "kind": "threshold-clamp",
+                    "counts": [self.label(f"count:{_term_text(t)}") for _, t in terms],
+                }
+            )
+        if None in g.get("counts", []) or g.get("offset", 0) is None or g.get("flag", 0) is None:
+            raise _refuse(f"cannot locate the coordinates of the threshold {desc}")
+        self.add(layer, g)
+        return out
 
     def prev_next(self, f: s.Prev | s.Next, c: int, text: str) -> None:
         hs = self.heads_of(text, {"prev", "next"})
@@ -202,16 +362,17 @@ class _Builder:
         layer = _ffn_layer(self.view, c)
         keys = h["reads"]["key"]
         val = h["reads"]["value"][0]
-        guard = next(
-            (
-                k
-                for k in keys
-                if embedding_val(self.view, k) is None or embedding_val(self.view, k).pe is None
-            ),
-            None,
-        )
-        if guard is None:
-            raise _refuse(f"{text}: no guard coordinate among the keys {keys}")
+        pos = {}
+        for k in keys:
+            v = embedding_val(self.view, k)
+            if v is not None and v.pe is not None and len(v.combo) == 1:
+                ((feat, _),) = v.combo.items()
+                if feat in ("i/n", "1/i", "i"):
+                    pos[feat] = k
+        if len(pos) != 1 or len(keys) != 2:
+            raise _refuse(f"{text}: cannot tell the guard from the position key among {keys}")
+        ((feat, tie),) = pos.items()
+        guard = next(k for k in keys if k != tie)
         if guard != val and embedding_val(self.view, guard) is None:
             self.bool_gadget(guard, s.Or(f.right, s.Not(f.left)))
         g: dict[str, Any] = {
@@ -224,28 +385,43 @@ class _Builder:
             "value": val,
             "budget": q_str(BUDGET),
         }
-        if (
-            "temperature" in h
-            and h["temperature"].get("n_power", 0) == 0
-            and h["temperature"].get("log_power", 0) == 0
-            and not self.meta.get("bounded_encodings", True)
-        ):
+        if feat == "i":
             g["kind"] = "since-shift"
         else:
             g["kind"] = "since-tie"
-            g["tie"] = next(k for k in keys if k != guard)
+            g["tie"] = tie
         self.add(layer, g)
 
     def gadgets(self) -> list[dict[str, Any]]:
+        self.means()
         nodes = sorted(self.meta.get("nodes", []), key=lambda r: (r["level"], r["coord"]))
         for rec in nodes:
             self.node(rec)
         return [g for _, _, g in sorted(self.out, key=lambda t: (t[0], t[1]))]
 
 
+def _term_text(t: s.CountTerm) -> str:
+    return ("#<[" if isinstance(t, s.CountLeft) else "#>[") + to_text(t.arg) + "]"
+
+
 def construction(model: Model) -> tuple[str, list[dict[str, Any]]]:
     """(construction name, gadgets) of a supported model; UnsupportedError otherwise."""
     meta = model.meta or {}
+    if meta.get("construction") == "Yang et al. Proposition 11":
+        from attncert.compile.first_last import MARK_COORD, MEAN_COORD, SIGN_COORD
+
+        which = "first" if model.name.endswith("first") else "last"
+        return "proposition11", [
+            {
+                "kind": "proposition11",
+                "coord": MARK_COORD,
+                "formula": which,
+                "layer": 0,
+                "head": 0,
+                "mean": MEAN_COORD,
+                "sign": SIGN_COORD,
+            }
+        ]
     if meta.get("compiler") != "attncert.compile":
         raise _refuse("it has no compiler record (model.meta['compiler'])")
     return "compiled", _Builder(model).gadgets()
@@ -484,6 +660,7 @@ def prove_all_lengths(
     timeout: float = 60.0,
     model_source: dict[str, Any] | None = None,
     progress: bool = False,
+    smt2_dir: str | None = None,
 ) -> AllLengthsResult:
     """Prove that ``model`` (default: ``formula`` compiled in ``regime``) computes
     ``formula`` at every position of every string of every length (module docstring)."""
@@ -496,7 +673,7 @@ def prove_all_lengths(
         model = compile_formula(f, regime=regime, alphabet=alphabet)
     reg = (model.meta or {}).get("regime")
     name, gadgets = construction(model)
-    compiled = parse(model.meta["formula"]) if name == "compiled" else f
+    compiled = parse(model.meta["formula"]) if name == "compiled" else parse(gadgets[0]["formula"])
     if compiled != f:
         raise UnsupportedError(
             f"the model computes {to_text(compiled)!r}, not {to_text(f)!r}",
@@ -509,7 +686,18 @@ def prove_all_lengths(
     try:
         items = K.expected_inequalities(sk, model)
     except K.Reject as err:
-        raise _refuse(f"{err.where}: {err.reason}") from None
+        # a compiled model whose weights no longer fit the construction (an edited weight,
+        # a changed mask): no length-uniform argument; say why, then prove what z3 can
+        why = BoundFailure(
+            "construction",
+            err.where,
+            "n",
+            None,
+            None,
+            "-",
+            f"{err.reason} — the all-length argument does not apply at any length",
+        )
+        return _partial(f, model, [why], t0, timings, jobs, timeout, progress)
     # 2. N0: every n-bound holds from N0 on; i-bounds must hold for every i ≥ 1
     failures: list[BoundFailure] = []
     n0 = 2
@@ -583,7 +771,7 @@ def prove_all_lengths(
     t = time.perf_counter()
     from attncert.prove.driver import prove_agreement
 
-    bres = prove_agreement(f, model, max_len=n0 - 1, jobs=jobs, timeout=timeout)
+    bres = prove_agreement(f, model, max_len=n0 - 1, jobs=jobs, timeout=timeout, smt2_dir=smt2_dir)
     timings["bounded"] = time.perf_counter() - t
     bounded = {
         "max_len": n0 - 1,
@@ -755,8 +943,10 @@ def _partial(f, model, failures, t0, timings, jobs, timeout, progress) -> AllLen
     )
 
 
-def recheck_bounded(cert: AllLengthsCertificate, model: Model, *, jobs: int = 1):
+def recheck_bounded(
+    cert: AllLengthsCertificate, model: Model, *, jobs: int = 1, smt2_dir: str | None = None
+):
     """The bounded part of a certificate proved again (z3 per length n < N0)."""
     from attncert.prove.driver import prove_agreement
 
-    return prove_agreement(cert.formula, model, max_len=cert.n0 - 1, jobs=jobs)
+    return prove_agreement(cert.formula, model, max_len=cert.n0 - 1, jobs=jobs, smt2_dir=smt2_dir)

@@ -9,6 +9,9 @@ by re-running the search. Built-in kinds:
 - ``lll_report`` — Lemma 4's LLL claims and constants k, N, re-verified with exact/arb
   arithmetic and the claim checker (:mod:`.lll_report`);
 - ``constants_report`` — Theorem 1's constant chain (:mod:`.constants_report`);
+- ``all_lengths`` — Yang et al. Proposition 11, Theorems 12–21, Corollaries 17, 18, 22, 23
+  for every length n ≥ 1: the all-length kernel plus the bounded z3 part
+  (:mod:`.all_lengths`);
 - ``tieless_simulation`` — Yang et al. Theorem 26: a uniform–tieless average-hard model and
   its softmax simulation decide a language up to length N (:mod:`.tieless_simulation`).
 
@@ -50,6 +53,7 @@ BUILTIN = (
     "z3_agreement",
     "tieless_simulation",
     "soft_certificate",
+    "all_lengths",
 )
 
 
