@@ -133,7 +133,7 @@ def _g_lookup(st: State, k: int, g: dict) -> None:
     strict = Mask.FUTURE_STRICT if left else Mask.PAST_STRICT
     mark = s.First() if left else s.Last()
     phi = get_int(g, "phi")
-    bool_at(st, phi, layer, term.arg)
+    bool_at(st, phi, layer, term.arg, "phi")
     mean, inv, bd = get_int(g, "mean"), get_int(g, "inv"), get_int(g, "boundary")
     _mean_is(st, mean, layer, strict, term.arg, "mean")
     _mean_is(st, inv, layer, strict, mark, "inv")
@@ -232,7 +232,14 @@ def _g_countpred(st: State, k: int, g: dict) -> None:
             raw_s1: (fmpq(ts1) - b, fmpq(ts1) + b),
         }
         want = ts1 if ph else ts
-        ffn_point(st, layer, out, box, fmpq(want), f"φ_i = {ph}, θ(S) = {ts}, θ(S+1) = {ts1}")
+        ffn_point(
+            st,
+            layer,
+            out,
+            box,
+            fmpq(want),
+            f"φ_i = {ph}, θ(S) = {ts}, θ(S+1) = {ts1} ± the lookup's budget {q_str(b)}",
+        )
     st.known[out] = Val(layer + 1, formula=f)
 
 
@@ -290,7 +297,10 @@ def _g_threshold_sign(st: State, k: int, g: dict) -> None:
     else:
         raise Reject("counts", "mixes looked-up counts and exact means")
     if not delta0 > 0:
-        raise Reject("counts", f"the count errors leave |x| ≥ {q_str(delta0)}/n, not positive")
+        raise Reject(
+            "counts",
+            f"the counts' value_budget errors leave |x| ≥ {q_str(delta0)}/n, not positive",
+        )
     h = st.view.head(layer, hi)
     first = next(
         (

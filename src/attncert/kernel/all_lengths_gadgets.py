@@ -105,14 +105,19 @@ def get_budget(g: dict) -> fmpq:
     return b
 
 
-def bool_at(st: State, c: int, layer: int, want: s.Formula | None = None) -> s.Formula:
+def bool_at(
+    st: State, c: int, layer: int, want: s.Formula | None = None, what: str = ""
+) -> s.Formula:
+    """The formula coordinate ``c`` holds exactly from layer ``layer`` on (Reject otherwise;
+    ``what`` names the gadget field in the message)."""
+    where = f"{what} (coordinate {c})" if what else f"coordinate {c}"
     v = st.known.get(c)
     if v is None or v.formula is None:
-        raise Reject(f"coordinate {c}", "does not hold a proved Boolean")
+        raise Reject(where, "does not hold a proved Boolean")
     if v.level > layer:
-        raise Reject(f"coordinate {c}", f"holds {v.formula} only from layer {v.level} on")
+        raise Reject(where, f"holds {v.formula} only from layer {v.level} on")
     if want is not None and canon(v.formula) != canon(want):
-        raise Reject(f"coordinate {c}", f"holds {v.formula}, not {want}")
+        raise Reject(where, f"holds {v.formula}, not {want}")
     return v.formula
 
 
