@@ -169,7 +169,10 @@ TAMPER = {
     ),
     "budget": (lambda d: d["gadgets"][0].__setitem__("budget", "1/3"), "budget"),
     "gadget coordinate": (lambda d: d["gadgets"][0].__setitem__("raws", [6, 5]), "gadget 0"),
-    "formula": (lambda d: d.__setitem__("formula", "prev Q_0"), "readout"),
+    "formula": (
+        lambda d: d.update(formula=["prev", ["atom", "0"]], formula_text="prev Q_0"),
+        "readout",
+    ),
 }
 
 

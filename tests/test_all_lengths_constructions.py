@@ -15,7 +15,12 @@ import shutil
 import numpy as np
 import pytest
 
-from attncert.certificates.all_lengths import certificate_from_dict
+from attncert.certificates.all_lengths import (
+    certificate_from_dict,
+    formula_from_json,
+    formula_to_json,
+    term_from_json,
+)
 from attncert.cli.main import main
 from attncert.compile import compile_formula
 from attncert.compile.agreement import disagreements
@@ -90,7 +95,7 @@ def _strict_count(truth: np.ndarray, i: int, left: bool) -> np.ndarray:
 def _hard_rows(model, g, item, strings, n):
     """(value coordinate, scale, {row i: hard values per string}) for one inequality."""
     kind = g["kind"]
-    f = parse(g.get("formula", "true"))
+    f = formula_from_json(g.get("formula", ["top"]))
     rows: dict[int, np.ndarray] = {}
     if kind in ("prev-parity", "prev-shift"):
         arg = evaluate_batch(f.arg, strings).astype(float)
@@ -122,7 +127,7 @@ def _hard_rows(model, g, item, strings, n):
                 rows[i] = np.where(ok, vals, np.nan)
         return g["raw"], 1.0, rows
     if kind == "lookup":
-        term = parse(f"{g['term']} >= 0").normalized()[0][0][1]
+        term = term_from_json(g["term"])
         left = isinstance(term, s.CountLeft)
         phi = evaluate_batch(term.arg, strings)
         bounded = model.meta["regime"] in ("temperature", "future-masked")
@@ -216,10 +221,10 @@ COUNT_EDITS = {
         "budget", "1/3"), "budget"),
     "sign counts": (lambda d: _gadget(d, "threshold-sign")["counts"].reverse(), "counts"),
     "sign flag": (lambda d: _gadget(d, "threshold-sign").__setitem__("flag", 0), "flag"),
-    "lookup term": (lambda d: _gadget(d, "lookup").__setitem__("term", "#<[Q_b]"), "phi"),
+    "lookup term": (lambda d: _gadget(d, "lookup").__setitem__("term", ["left", ["atom", "b"]]), "phi"),
     "mean value": (lambda d: _gadget(d, "mean").__setitem__("value", 0), "gadget"),
     "threshold formula": (lambda d: _gadget(d, "threshold-sign").__setitem__(
-        "formula", "2*#<[Q_a] - #>[Q_b] >= 2"), "query"),
+        "formula", formula_to_json(parse("2*#<[Q_a] - #>[Q_b] >= 2"))), "query"),
     "lookup exponent": (lambda d: d["inequalities"][0]["atoms"][0]["Phi"]["b"][0].__setitem__(
         0, "7"), "exponent Phi"),
 }  # fmt: skip

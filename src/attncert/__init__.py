@@ -37,6 +37,7 @@ _LAZY = {
     "Restriction": "attncert.hard",
     "compile_formula": "attncert.compile",
     "prove_agreement": "attncert.prove",
+    "prove_all_lengths": "attncert.prove.all_lengths",
 }
 # sub-packages that are themselves the entry point (``attncert.sweep(...)`` is callable)
 _MODULES = {"sweep": "attncert.sweep"}

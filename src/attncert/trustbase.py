@@ -27,6 +27,7 @@ KERNEL = (
     "attncert.kernel.trace",
     "attncert.kernel.s1",
     "attncert.kernel.soft",
+    "attncert.kernel.all_lengths",
 )
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"

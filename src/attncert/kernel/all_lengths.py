@@ -51,7 +51,6 @@ from attncert.kernel.closed_form import (
     check_inequality,
     q_str,
 )
-from attncert.logic.parser import parse
 from attncert.model.spec import Model
 
 GADGETS = {**TL_GADGETS, **COUNTING_GADGETS}
@@ -297,7 +296,7 @@ def _check_readout(st: State, cert: AllLengthsCertificate, model: Model) -> None
     if fmpq(*float(r.bias).as_integer_ratio()) != fmpq(-1, 2):
         raise Reject("readout.bias", "is not −1/2")
     try:
-        f = parse(cert.formula)
+        f = cert.claim
     except SpecError as err:
         raise Reject("formula", err.message) from None
     v = st.known.get(c)

@@ -29,6 +29,8 @@ from typing import Any
 
 from flint import fmpq
 
+from attncert.certificates.all_lengths import term_from_json
+from attncert.errors import SpecError
 from attncert.kernel import all_lengths_heads as H
 from attncert.kernel.all_lengths_gadgets import (
     Derived,
@@ -55,7 +57,6 @@ from attncert.kernel.all_lengths_view import (
 )
 from attncert.kernel.closed_form import q_of, q_str
 from attncert.logic import syntax as s
-from attncert.logic.parser import parse
 from attncert.model.spec import Mask
 
 __implements__ = (
@@ -70,15 +71,10 @@ X = H.X
 
 
 def _term(g: dict) -> s.CountTerm:
-    text = g.get("term")
     try:
-        f = parse(f"{text} >= 0")
-    except Exception as err:
-        raise Reject("term", f"{text!r} is not a count term: {err}") from None
-    terms = f.normalized()[0] if isinstance(f, s.Compare) else ()
-    if len(terms) != 1 or terms[0][0] != 1:
-        raise Reject("term", f"{text!r} is not a single count term")
-    return terms[0][1]
+        return term_from_json(g.get("term"), "term")
+    except SpecError as err:
+        raise Reject("term", err.message) from None
 
 
 def _combo_of_row(st: State, h: H.HeadView, out: int) -> dict[str, fmpq]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from flint import fmpq
 
+from attncert.certificates.all_lengths import formula_from_json
 from attncert.errors import SpecError
 from attncert.kernel import all_lengths_heads as H
 from attncert.kernel.all_lengths_view import (
@@ -34,7 +35,6 @@ from attncert.kernel.all_lengths_view import (
 )
 from attncert.kernel.closed_form import q_of, q_str
 from attncert.logic import syntax as s
-from attncert.logic.parser import parse
 from attncert.model.spec import Mask
 
 __implements__ = (
@@ -90,7 +90,7 @@ def get_ints(g: dict, key: str, k: int) -> list[int]:
 
 def get_formula(g: dict) -> s.Formula:
     try:
-        return parse(g.get("formula", ""))
+        return formula_from_json(g.get("formula"), "formula")
     except SpecError as err:
         raise Reject("formula", err.message) from None
 

@@ -45,7 +45,12 @@ from typing import Any
 
 from flint import arb, ctx, fmpq, fmpq_poly
 
-from attncert.certificates.all_lengths import AllLengthsCertificate
+from attncert.certificates.all_lengths import (
+    AllLengthsCertificate,
+    formula_from_json,
+    formula_to_json,
+    term_to_json,
+)
 from attncert.errors import UnsupportedError
 from attncert.kernel import all_lengths as K
 from attncert.kernel.all_lengths_view import ModelView, NotSupported, embedding_val
@@ -133,7 +138,13 @@ class _Builder:
         ins = inputs or _unit_inputs(self.view, layer, c)
         self.add(
             layer,
-            {"kind": "bool", "coord": c, "formula": to_text(f), "layer": layer, "inputs": ins},
+            {
+                "kind": "bool",
+                "coord": c,
+                "formula": formula_to_json(f),
+                "layer": layer,
+                "inputs": ins,
+            },
         )
         self.done.add(c)
 
@@ -156,7 +167,7 @@ class _Builder:
                 {
                     "kind": "countpred",
                     "coord": c,
-                    "formula": text,
+                    "formula": formula_to_json(f),
                     "layer": _ffn_layer(self.view, c),
                 },
             )
@@ -230,7 +241,7 @@ class _Builder:
             "kind": "lookup",
             "layer": h["layer"],
             "head": h["head"],
-            "term": text,
+            "term": term_to_json(term),
             "phi": src["reads"]["value"][0],
             "mean": mean,
             "inv": inv,
@@ -281,7 +292,7 @@ class _Builder:
             if strategy == "lookup":
                 self.lookup(t)
         sign = self.heads_of(desc, {"sign"})
-        g: dict[str, Any] = {"coord": out, "formula": to_text(f), "layer": layer}
+        g: dict[str, Any] = {"coord": out, "formula": formula_to_json(f), "layer": layer}
         if sign:
             h = sign[0]
             if strategy == "lookup":
@@ -327,7 +338,7 @@ class _Builder:
                 {
                     "kind": "prev-parity",
                     "coord": c,
-                    "formula": text,
+                    "formula": formula_to_json(f),
                     "layer": layer,
                     "heads": [hs[0]["head"], hs[1]["head"]],
                     "raws": [hs[0]["writes"][0], hs[1]["writes"][0]],
@@ -343,7 +354,7 @@ class _Builder:
                 {
                     "kind": "prev-shift",
                     "coord": c,
-                    "formula": text,
+                    "formula": formula_to_json(f),
                     "layer": layer,
                     "head": hs[0]["head"],
                     "raw": hs[0]["writes"][0],
@@ -377,7 +388,7 @@ class _Builder:
             self.bool_gadget(guard, s.Or(f.right, s.Not(f.left)))
         g: dict[str, Any] = {
             "coord": c,
-            "formula": text,
+            "formula": formula_to_json(f),
             "layer": layer,
             "head": h["head"],
             "raw": h["writes"][0],
@@ -415,7 +426,7 @@ def construction(model: Model) -> tuple[str, list[dict[str, Any]]]:
             {
                 "kind": "proposition11",
                 "coord": MARK_COORD,
-                "formula": which,
+                "formula": [which],
                 "layer": 0,
                 "head": 0,
                 "mean": MEAN_COORD,
@@ -620,7 +631,7 @@ def _skeleton(
     from attncert.prove.coordinate import designated_coordinate
 
     return AllLengthsCertificate(
-        formula=to_text(formula),
+        formula=formula_to_json(formula),
         construction=construction_name,
         regime=regime,
         model_sha256=model.digest,
@@ -673,7 +684,11 @@ def prove_all_lengths(
         model = compile_formula(f, regime=regime, alphabet=alphabet)
     reg = (model.meta or {}).get("regime")
     name, gadgets = construction(model)
-    compiled = parse(model.meta["formula"]) if name == "compiled" else parse(gadgets[0]["formula"])
+    compiled = (
+        parse(model.meta["formula"])
+        if name == "compiled"
+        else formula_from_json(gadgets[0]["formula"])
+    )
     if compiled != f:
         raise UnsupportedError(
             f"the model computes {to_text(compiled)!r}, not {to_text(f)!r}",
@@ -949,4 +964,4 @@ def recheck_bounded(
     """The bounded part of a certificate proved again (z3 per length n < N0)."""
     from attncert.prove.driver import prove_agreement
 
-    return prove_agreement(cert.formula, model, max_len=cert.n0 - 1, jobs=jobs, smt2_dir=smt2_dir)
+    return prove_agreement(cert.claim, model, max_len=cert.n0 - 1, jobs=jobs, smt2_dir=smt2_dir)

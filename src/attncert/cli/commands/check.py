@@ -158,11 +158,11 @@ def _check_all_lengths(path: Path, model_arg: str | None, as_json: bool) -> int:
             }
         )
         return verdict.exit_code
-    print(f"{cert.formula!r} on {cert.model_name}: all-length certificate, N0 = {cert.n0}")
+    print(f"{cert.formula_text!r} on {cert.model_name}: all-length certificate, N0 = {cert.n0}")
     print(f"  kernel (n ≥ {cert.n0}): {report.summary()}")
     for fl in report.failures:
         print(f"    ! {fl.line()}")
     if bounded is not None:
         print(f"  bounded z3 proof (n ≤ {cert.n0 - 1}) re-run: {bounded.verdict}")
-    print(f"{verdict.value}: {cert.formula} {statement}")
+    print(f"{verdict.value}: {cert.formula_text} {statement}")
     return verdict.exit_code
