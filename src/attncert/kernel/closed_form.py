@@ -351,6 +351,8 @@ def holds_at(ineq: Inequality, x: int) -> bool:
         with ctx.workprec(prec):
             try:
                 v = ineq.ball(x)
+            except ZeroDivisionError:
+                raise ProofFailure("R1", f"{ineq.var} = {x}", "a denominator vanishes", x=x) from None
             except ProofFailure:
                 if prec == PRECISIONS[-1]:
                     raise
