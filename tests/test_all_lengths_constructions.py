@@ -345,3 +345,100 @@ def test_all_lengths_artifact_edits_are_caught(tmp_path):
     q.write_text(q.read_text().replace("(check-sat)", "(assert false)\n(check-sat)"))
     out = check(Context(d, man, model))
     assert not out.ok and any("not the encoding" in x for x in out.failures)
+
+
+def test_an_all_lengths_artifact_regenerates_byte_for_byte(tmp_path):
+    from pathlib import Path
+
+    from attncert.proofcheck import regenerate
+
+    path = "yang2024/theorem20/parity-temperature-all-lengths"
+    regenerate(tmp_path, only=[path])
+    committed = Path(__file__).parent.parent / "proofs" / path
+    for f in sorted(committed.rglob("*")):
+        if f.is_file():
+            assert (tmp_path / path / f.relative_to(committed)).read_bytes() == f.read_bytes(), f
+
+
+# ----- mutation: an edited weight is never proved wrongly ---------------------------------------
+
+
+def _mutate(model, rng):
+    layers = list(model.layers)
+    li = rng.randrange(len(layers))
+    lay = layers[li]
+    scale = rng.choice([0.0, 0.5, 0.9, 1.1, 2.0, -1.0])
+    what = rng.choice(["weight", "weight", "position", "temperature"])
+    if what == "position":  # a positional-encoding weight (tie-breaking terms live here)
+        e = model.embedding
+        a = np.array(e.pos_weight)
+        nz = np.argwhere(a != 0)
+        idx = tuple(nz[rng.randrange(len(nz))])
+        a[idx] *= scale
+        return dataclasses.replace(model, embedding=dataclasses.replace(e, pos_weight=a))
+    if what == "temperature" and lay.heads:
+        hi = rng.randrange(len(lay.heads))
+        t = lay.heads[hi].temperature
+        c = t.coef * rng.choice([0.5, 0.9, 1.1, 2.0])
+        hs = list(lay.heads)
+        hs[hi] = dataclasses.replace(hs[hi], temperature=dataclasses.replace(t, coef=c))
+        layers[li] = dataclasses.replace(lay, heads=tuple(hs))
+        return dataclasses.replace(model, layers=tuple(layers))
+    if (rng.random() < 0.5 or lay.ffn is None) and lay.heads:
+        hi = rng.randrange(len(lay.heads))
+        name = rng.choice(["w_q", "w_k", "w_v", "w_o"])
+        a = np.array(getattr(lay.heads[hi], name))
+        nz = np.argwhere(a != 0)
+        if len(nz) == 0:
+            return None
+        idx = tuple(nz[rng.randrange(len(nz))])
+        a[idx] *= scale
+        hs = list(lay.heads)
+        hs[hi] = dataclasses.replace(hs[hi], **{name: a})
+        lay = dataclasses.replace(lay, heads=tuple(hs))
+    else:
+        name = rng.choice(["w1", "b1", "w2"])
+        a = np.array(getattr(lay.ffn, name))
+        nz = np.argwhere(a != 0)
+        if len(nz) == 0:
+            return None
+        idx = tuple(nz[rng.randrange(len(nz))])
+        a[idx] *= scale
+        lay = dataclasses.replace(lay, ffn=dataclasses.replace(lay.ffn, **{name: a}))
+    layers[li] = lay
+    return dataclasses.replace(model, layers=tuple(layers))
+
+
+@pytest.mark.slow
+def test_mutated_models_are_never_proved_wrongly():
+    """Random single-weight edits of compiled models: whatever the kernel accepts agrees with
+    exhaustive interval enumeration on every string up to length 6."""
+    from attncert.errors import AttncertError
+    from attncert.prove.enumerate import enumerate_agreement
+
+    rng = random.Random(23)
+    cases = [
+        ("prev Q_1", "temperature"),
+        ("ODD(#<[Q_1])", "temperature"),
+        ("#<[Q_1] > #<[Q_0]", "future-masked"),
+        ("#<[Q_1] > #<[Q_0]", "unbounded"),
+        ("prev Q_1 & next Q_0", "unbounded"),
+        ("Q_0 S Q_1", "future-masked-unbounded"),
+    ]
+    proved = 0
+    for _ in range(40):
+        f, r = rng.choice(cases)
+        m = _mutate(compile_formula(f, regime=r, alphabet="01"), rng)
+        if m is None:
+            continue
+        try:
+            res = prove_all_lengths(f, m)
+        except AttncertError:
+            continue
+        if res.verdict == "proved":
+            proved += 1
+            for n in range(1, 7):
+                assert enumerate_agreement(m, parse(f), n).verdict == "proved", (f, r, n)
+        else:
+            assert res.statement != "for all n ≥ 1"
+    assert proved >= 5

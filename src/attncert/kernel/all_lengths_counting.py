@@ -37,6 +37,7 @@ from attncert.kernel.all_lengths_gadgets import (
     Reject,
     State,
     bool_at,
+    canon,
     claim,
     ffn_point,
     ge_form,
@@ -113,7 +114,7 @@ def _mean_is(st: State, c: int, layer: int, mask: Mask, formula: s.Formula, what
     v = st.known.get(c)
     if v is None or v.mean is None or v.level > layer:
         raise Reject(what, f"coordinate {c} does not hold a proved mean")
-    if v.mean != Mean(mask, formula=formula):
+    if v.mean.mask is not mask or canon(v.mean.formula) != canon(formula):
         raise Reject(
             what,
             f"coordinate {c} holds the mean of {v.mean.formula} over "
@@ -257,7 +258,7 @@ def _threshold_terms(st: State, g: dict, layer: int):
             raise Reject("counts", f"coordinate {c} counts {v.count.term}, not {t}")
         if v.mean is not None:
             side = Mask.FUTURE if isinstance(t, s.CountLeft) else Mask.PAST
-            if v.mean != Mean(side, formula=t.arg):
+            if v.mean.mask is not side or canon(v.mean.formula) != canon(t.arg):
                 raise Reject(
                     "counts", f"coordinate {c} is not the mean of {t.arg} over {side.value}"
                 )

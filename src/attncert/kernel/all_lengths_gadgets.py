@@ -187,6 +187,22 @@ def truth(f: s.Formula, env: dict[s.Formula, bool]) -> bool:
     raise KeyError(f)
 
 
+def leaves(f: s.Formula) -> set[s.Formula]:
+    """The maximal subformulas of ``f`` below its Boolean connectives (in canonical form; an
+    = / ≠ comparison contributes its two ≥ forms)."""
+    f = canon(f)
+    if isinstance(f, (s.Top, s.Bottom)):
+        return set()
+    if isinstance(f, s.Not):
+        return leaves(f.arg)
+    if isinstance(f, (s.And, s.Or)):
+        return leaves(f.left) | leaves(f.right)
+    if isinstance(f, s.Compare) and f.op in (s.CmpOp.EQ, s.CmpOp.NE):
+        terms, b = f.normalized()
+        return {ge_formula(terms, b), ge_formula(tuple((-k, t) for k, t in terms), -b)}
+    return {f}
+
+
 def ge_formula(terms: tuple[tuple[int, s.CountTerm], ...], b: int) -> s.Formula:
     """The comparison Σ a_k·t_k ≥ b as a formula."""
     return s.Compare(s.Linear(terms), s.CmpOp.GE, s.Linear((), b))
@@ -205,8 +221,12 @@ def ge_form(f: s.Compare) -> tuple[tuple[tuple[int, s.CountTerm], ...], int] | N
 
 
 def canon(f: s.Formula) -> s.Formula:
-    """A comparison by ≥, >, ≤ or < as its ≥-normal form; any other formula unchanged."""
+    """A comparison by ≥, >, ≤ or < as its ≥-normal form, a comparison without count terms
+    as ⊤ or ⊥ (what the compiler builds for it); any other formula unchanged."""
     if isinstance(f, s.Compare):
+        terms, b = f.normalized()
+        if not terms:
+            return s.Top() if f.op.holds(0, b) else s.Bottom()
         g = ge_form(f)
         if g is not None:
             return ge_formula(*g)
@@ -222,26 +242,27 @@ def _g_bool(st: State, k: int, g: dict) -> None:
     assignments may be impossible."""
     f, layer, out = get_formula(g), get_int(g, "layer"), get_int(g, "coord")
     inputs = g.get("inputs")
-    if not isinstance(inputs, list) or not inputs or not all(isinstance(c, int) for c in inputs):
-        raise Reject("inputs", "not a non-empty list of coordinates")
-    forms = [bool_at(st, c, layer) for c in inputs]
+    if not isinstance(inputs, list) or not all(isinstance(c, int) for c in inputs):
+        raise Reject("inputs", "not a list of coordinates")
+    forms = [canon(bool_at(st, c, layer)) for c in inputs]
+    free = sorted(leaves(f) - set(forms), key=str)  # leaves the inputs do not fix
     claim(st, out)
     require_writers(st, out, {("ffn", layer)})
     for bits in itertools.product((0, 1), repeat=len(inputs)):
         env: dict[s.Formula, bool] = {}
         for fm, b in zip(forms, bits, strict=True):
-            fm = canon(fm)
             if env.get(fm, bool(b)) != bool(b):
                 break  # contradictory assignment (same formula twice)
             env[fm] = bool(b)
         else:
-            try:
-                want = truth(f, env)
-            except KeyError as err:
+            values = set()
+            for extra in itertools.product((False, True), repeat=len(free)):
+                values.add(truth(f, {**env, **dict(zip(free, extra, strict=True))}))
+            if len(values) != 1:
                 raise Reject(
-                    "formula",
-                    f"{f} is not a Boolean combination of the inputs ({err.args[0]} undetermined)",
-                ) from None
+                    "formula", f"{f} is not determined by the inputs (it depends on {free[0]})"
+                )
+            want = values.pop()
             box = {c: point(b) for c, b in zip(inputs, bits, strict=True)}
             ffn_point(st, layer, out, box, fmpq(int(want)), f"inputs {bits}")
     st.known[out] = Val(layer + 1, formula=f)

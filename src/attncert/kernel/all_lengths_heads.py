@@ -186,11 +186,11 @@ def _poly_scores(
     coordinates are constants or single positional features (i, n, i²), or the proved
     Booleans ``bools`` (monomial ``b<coordinate>``)."""
 
-    def mono(c: int) -> tuple[str, fmpq]:
+    def mono(c: int, key: bool) -> tuple[str, fmpq]:
         v = known.get(c)
         if v is None or v.level > h.layer:
             raise NotSupported(f"{h.name}: reads coordinate {c}, not known before layer {h.layer}")
-        if c in bools:
+        if key and c in bools:
             if v.formula is None:
                 raise NotSupported(f"{h.name}: coordinate {c} is not a proved Boolean")
             return f"b{c}", fmpq(1)
@@ -204,7 +204,7 @@ def _poly_scores(
 
     out: dict[tuple[str, str], fmpq] = {}
     for (a, b), v in h.qk.items():
-        (ma, ca), (mb, cb) = mono(a), mono(b)
+        (ma, ca), (mb, cb) = mono(a, False), mono(b, True)
         out[(ma, mb)] = out.get((ma, mb), fmpq(0)) + v * ca * cb
     return {k: v for k, v in out.items() if v != 0}
 

@@ -352,7 +352,9 @@ def holds_at(ineq: Inequality, x: int) -> bool:
             try:
                 v = ineq.ball(x)
             except ZeroDivisionError:
-                raise ProofFailure("R1", f"{ineq.var} = {x}", "a denominator vanishes", x=x) from None
+                raise ProofFailure(
+                    "R1", f"{ineq.var} = {x}", "a denominator vanishes", x=x
+                ) from None
             except ProofFailure:
                 if prec == PRECISIONS[-1]:
                     raise

@@ -433,6 +433,13 @@ def construction(model: Model) -> tuple[str, list[dict[str, Any]]]:
                 "sign": SIGN_COORD,
             }
         ]
+    if meta.get("compiler") == "attncert.compile.dyck" or "program" in meta:
+        raise _refuse(
+            "it is an Appendix-E program for Theorem 26 (uniform–tieless average-hard "
+            "attention); its tielessness is established one length at a time, so there is no "
+            "all-length proof of it here (docs/all-lengths.md); its softmax simulation is "
+            "certified per length (proofs/yang2024/theorem26)"
+        )
     if meta.get("compiler") != "attncert.compile":
         raise _refuse("it has no compiler record (model.meta['compiler'])")
     return "compiled", _Builder(model).gadgets()
@@ -683,18 +690,38 @@ def prove_all_lengths(
 
         model = compile_formula(f, regime=regime, alphabet=alphabet)
     reg = (model.meta or {}).get("regime")
-    name, gadgets = construction(model)
-    compiled = (
-        parse(model.meta["formula"])
-        if name == "compiled"
-        else formula_from_json(gadgets[0]["formula"])
-    )
-    if compiled != f:
-        raise UnsupportedError(
-            f"the model computes {to_text(compiled)!r}, not {to_text(f)!r}",
-            where="formula",
-            expected="the formula the model was compiled from",
-        )
+    meta = model.meta or {}
+    if meta.get("compiler") == "attncert.compile" and "formula" in meta:
+        compiled = parse(meta["formula"])
+        if compiled != f:
+            raise UnsupportedError(
+                f"the model computes {to_text(compiled)!r}, not {to_text(f)!r}",
+                where="formula",
+                expected="the formula the model was compiled from",
+            )
+        try:
+            name, gadgets = construction(model)
+        except UnsupportedError as err:
+            # a compiled model whose weights no longer match its record (an edited weight)
+            why = BoundFailure(
+                "construction",
+                "model",
+                "n",
+                None,
+                None,
+                "-",
+                f"{err.message} — the all-length argument does not apply at any length",
+            )
+            return _partial(f, model, [why], t0, timings, jobs, timeout, progress)
+    else:
+        name, gadgets = construction(model)
+        compiled = formula_from_json(gadgets[0]["formula"])
+        if compiled != f:
+            raise UnsupportedError(
+                f"the model computes {to_text(compiled)!r}, not {to_text(f)!r}",
+                where="formula",
+                expected="the formula the model was compiled from",
+            )
     # 1. the inequalities, as the kernel derives them (start = 2 for now)
     t = time.perf_counter()
     sk = _skeleton(model, f, name, gadgets, 2, reg)
@@ -786,7 +813,9 @@ def prove_all_lengths(
     t = time.perf_counter()
     from attncert.prove.driver import prove_agreement
 
-    bres = prove_agreement(f, model, max_len=n0 - 1, jobs=jobs, timeout=timeout, smt2_dir=smt2_dir)
+    bres = prove_agreement(
+        f, model, max_len=n0 - 1, jobs=jobs, timeout=timeout, smt2_dir=smt2_dir, progress=progress
+    )
     timings["bounded"] = time.perf_counter() - t
     bounded = {
         "max_len": n0 - 1,
@@ -901,7 +930,9 @@ def _partial(f, model, failures, t0, timings, jobs, timeout, progress) -> AllLen
     first = min(firsts) if firsts else None
     notes: list[str] = []
     t = time.perf_counter()
-    bres = prove_agreement(f, model, max_len=PARTIAL_MAX, jobs=jobs, timeout=timeout)
+    bres = prove_agreement(
+        f, model, max_len=PARTIAL_MAX, jobs=jobs, timeout=timeout, progress=progress
+    )
     at = None
     if first is not None and first <= PARTIAL_MAX:
         at = bres.by_n(first)

@@ -233,6 +233,7 @@ def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         model_source=source,
+        progress=not args.no_progress and not args.json,
     )
     verdict = ALL_LENGTHS_VERDICT[res.verdict]
     if args.output and res.certificate is not None:
