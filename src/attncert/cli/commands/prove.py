@@ -195,6 +195,8 @@ ALL_LENGTHS_VERDICT = {
 
 
 def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
+    import sys
+
     from attncert.errors import InputError
     from attncert.prove.all_lengths import prove_all_lengths
 
@@ -233,7 +235,7 @@ def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
         jobs=args.jobs,
         timeout=args.timeout,
         model_source=source,
-        progress=not args.no_progress and not args.json,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
     )
     verdict = ALL_LENGTHS_VERDICT[res.verdict]
     if args.output and res.certificate is not None:
