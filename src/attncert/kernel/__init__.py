@@ -28,4 +28,11 @@ the code path that found them.
   its bound propagation is :mod:`attncert.kernel.soft_propagate` (heads in
   ``soft_heads``, the readout in ``soft_readout``), its outward-rounded float64
   arithmetic :mod:`attncert.kernel.soft_bounds`.
+* :mod:`attncert.kernel.all_lengths` — all-length certificates (Yang et al. §4: a compiled
+  model agrees with its formula at every length n ≥ N₀): the construction's gadgets from
+  the exact weights (:mod:`~attncert.kernel.all_lengths_gadgets`,
+  :mod:`~attncert.kernel.all_lengths_counting`, :mod:`~attncert.kernel.all_lengths_view`),
+  each head's error as a closed form in n (:mod:`~attncert.kernel.all_lengths_heads`), and
+  the inequalities for all n by exact Sturm sequences and arb
+  (:mod:`attncert.kernel.closed_form`).
 """
