@@ -477,3 +477,15 @@ def test_brute_force_lands_inside_the_interval_on_many_models(exhaustive):
             assert float(out.lower) <= exact <= float(out.upper), (name, n)
             if out.undecided == 0:
                 assert float(out.lower) == exact
+
+
+def test_positive_exp_arguments_are_refused_not_wrapped():
+    """e^x is tabulated for x ≤ 0: a positive argument (a key scoring above the query's top
+    that the caller meant to discard) once indexed the table with a negative number."""
+    from attncert.kernel import soft_bounds as B
+
+    for f in (B.exp_le0, B.exp_le0_fine):
+        with pytest.raises(ValueError, match="x ≤ 0"):
+            f(np.array([-1.0, 0.5]), np.array([0.0, 0.0]))
+        lo, hi = f(np.array([-1.0]), np.array([-1.0]))
+        assert lo[0] <= np.exp(-1.0) <= hi[0]
