@@ -166,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output and report.accepted:
         cert.save(args.output)
     summary = summarize(cert, assessment, report)
+    if report.accepted:
+        from attncert.hard.verdict import dependence_text
+
+        summary["depends"] = dependence_text(cert, report)
     if args.json:
         print_json(
             {"verdict": assessment.verdict.value, "certificate": cert.to_dict(), "summary": summary}
@@ -211,6 +215,9 @@ def summarize(cert, assessment, report) -> dict:
         "free": cert.final_restriction.num_free,
         "free_fraction": cert.final_restriction.free_fraction,
         "output_dependency": [u + 1 for u in cert.output_dependency],
+        "nonconstant": report.nonconstant,
+        "fixed_dependence": [u + 1 for u in report.fixed_dependence],
+        "witness": None if cert.witness is None else list(cert.witness.strings),
         "misclassified": None if cert.misclassified is None else list(cert.misclassified.strings),
         "seconds_search": t.get("seconds_search"),
         "seconds_check": t.get("seconds_check"),
@@ -224,13 +231,26 @@ def render(cert, summary: dict, assessment) -> str:
         f"[{cert.model_sha256[:12]}], n = {cert.n}",
         *(f"  ! {r}" for r in assessment.reasons),
         f"  free positions: {summary['free']}/{cert.n} ({100 * summary['free_fraction']:.1f}%)",
-        (
-            f"  the decision depends only on input positions {set(dep)}"
+        "  "
+        + summary.get(
+            "depends",
+            f"the decision depends only on input positions {set(dep)}"
             if dep
-            else "  the decision is constant on the restriction (it depends on no input position)"
+            else "the decision is constant on the restriction (it depends on no input position)",
         ),
-        f"  arithmetic: {summary['arithmetic']}",
     ]
+    if cert.witness is not None and summary.get("nonconstant"):
+        w = cert.witness
+        differ = [i + 1 for i, (x, y) in enumerate(zip(*w.strings, strict=True)) if x != y]
+        lines.append(
+            "  not constant: the model says "
+            + " and ".join(
+                f"{'accept' if d else 'reject'} on {_short(s)}"
+                for s, d in zip(w.strings, w.decisions, strict=True)
+            )
+            + (f" (they differ only at position {differ[0]})" if len(differ) == 1 else "")
+        )
+    lines.append(f"  arithmetic: {summary['arithmetic']}")
     for layer in cert.trace.get("layers", []):
         inv = layer.get("invariants", [])
         held = sum(1 for i in inv if i["holds"])
@@ -253,11 +273,15 @@ def render(cert, summary: dict, assessment) -> str:
         m = cert.misclassified
         for s, mem, dec in zip(m.strings, m.membership, m.decisions, strict=True):
             tag = "WRONG" if mem != dec else "right"
-            shown = s if len(s) <= 80 else s[:38] + "…" + s[-38:]
             lines.append(
-                f"  {tag}: model says {'accept' if dec else 'reject'}, {cert.language} says {'member' if mem else 'non-member'}: {shown}"
+                f"  {tag}: model says {'accept' if dec else 'reject'}, {cert.language} says "
+                f"{'member' if mem else 'non-member'}: {_short(s, 80)}"
             )
     elif cert.note:
         lines.append(f"  note: {cert.note}")
     lines.append(f"  search {summary['seconds_search']} s, check {summary['seconds_check']} s")
     return "\n".join(lines)
+
+
+def _short(s: str, width: int = 40) -> str:
+    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2 - 1) :]
