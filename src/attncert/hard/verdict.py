@@ -110,15 +110,19 @@ def assess(cert: Certificate, model: Model, report: CheckReport) -> Assessment:
 def dependence_text(cert: Certificate, report: CheckReport) -> str:
     """One line: what the decision depends on, in the kernel's checked terms."""
     dep = cert.output_dependency
+    fixed = (
+        f"the fixed position(s) {_positions(report.fixed_dependence)} of ρ_L (checked)"
+        if report.fixed_dependence
+        else ""
+    )
     if dep:
-        return f"the decision depends only on the free input positions {_positions(dep)}"
+        return f"the decision depends only on the free input positions {_positions(dep)}" + (
+            f"; the model also depends on {fixed}" if fixed else ""
+        )
     if not report.nonconstant:
         return "the decision is constant on the restriction (it depends on no input position)"
-    if report.fixed_dependence:
-        where = f"on the fixed position(s) {_positions(report.fixed_dependence)} of ρ_L (checked)"
-    else:
-        where = "on fixed positions of ρ_L (the search did not find which)"
-    return f"the decision is constant on the restriction; the model is not: it depends {where}"
+    where = fixed or "fixed positions of ρ_L (the search did not find which)"
+    return f"the decision is constant on the restriction; the model is not: it depends on {where}"
 
 
 def _positions(positions) -> str:

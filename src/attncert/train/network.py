@@ -10,7 +10,10 @@ network trained here and the model attncert evaluates compute the same function;
 
 **Hard-attention training** (``Recipe.attention == "hard"``): the same modules, run by
 :meth:`Classifier.forward` with an inverse temperature β multiplying every attention
-score, softmax(β·QKᵀ/√d_h) — the encoder layers are then evaluated by
+score, softmax(β·QKᵀ/√d_h) — with ``noise``, softmax(β·(QKᵀ/√d_h + G)) for i.i.d.
+standard Gumbel noise G (the Gumbel-softmax: as β grows it samples one key from
+softmax(QKᵀ/√d_h), so the network cannot lean on an average over tied or near-tied keys,
+which β alone never removes) — the encoder layers are then evaluated by
 :func:`_tempered_layer`, which is PyTorch's ``TransformerEncoderLayer`` forward written
 out (equal to it at β = 1 up to float rounding, a test checks) with the scores scaled.
 The trainer anneals β to saturation (:mod:`attncert.train.trainer`); ``straight_through``
@@ -83,11 +86,16 @@ class Classifier(nn.Module):
         return phi
 
     def forward(
-        self, tokens: torch.Tensor, beta: float | None = None, straight_through: bool = False
+        self,
+        tokens: torch.Tensor,
+        beta: float | None = None,
+        straight_through: bool = False,
+        noise: bool = False,
     ) -> torch.Tensor:
         """Logits of a token batch. ``beta`` None: PyTorch's own encoder forward (the
-        soft recipes); else every attention score is multiplied by ``beta``, and with
-        ``straight_through`` the forward pass attends by one-hot argmax."""
+        soft recipes); else every attention score is multiplied by ``beta`` (after adding
+        Gumbel noise with ``noise``), and with ``straight_through`` the forward pass
+        attends by one-hot argmax."""
         n = tokens.shape[1]
         x = self.emb(tokens)
         if self.pos is not None:
@@ -95,13 +103,14 @@ class Classifier(nn.Module):
         mask = None
         if self.recipe.causal:
             mask = nn.Transformer.generate_square_subsequent_mask(n, dtype=x.dtype)
-        if beta is None and not straight_through:
+        if beta is None and not straight_through and not noise:
             causal = mask is not None
             y = self.encoder(x, mask=mask, is_causal=True) if causal else self.encoder(x)
         else:
             y = x
             for tl in self.encoder.layers:
-                y = _tempered_layer(tl, y, 1.0 if beta is None else beta, mask, straight_through)
+                beta_ = 1.0 if beta is None else beta
+                y = _tempered_layer(tl, y, beta_, mask, straight_through, noise)
             if self.encoder.norm is not None:
                 y = self.encoder.norm(y)
         if self.recipe.position == "first":
@@ -119,12 +128,14 @@ def _tempered_layer(
     beta: float,
     mask: torch.Tensor | None,
     straight_through: bool,
+    noise: bool = False,
 ) -> torch.Tensor:
     """``tl``'s forward (pre- or post-norm, dropout 0) with scores × ``beta``."""
+    opts = (beta, mask, straight_through, noise)
     if tl.norm_first:
-        x = x + _tempered_attention(tl.self_attn, tl.norm1(x), beta, mask, straight_through)
+        x = x + _tempered_attention(tl.self_attn, tl.norm1(x), *opts)
         return x + tl._ff_block(tl.norm2(x))
-    x = tl.norm1(x + _tempered_attention(tl.self_attn, x, beta, mask, straight_through))
+    x = tl.norm1(x + _tempered_attention(tl.self_attn, x, *opts))
     return tl.norm2(x + tl._ff_block(x))
 
 
@@ -134,15 +145,21 @@ def _tempered_attention(
     beta: float,
     mask: torch.Tensor | None,
     straight_through: bool,
+    noise: bool = False,
 ) -> torch.Tensor:
-    """Multi-head self-attention with softmax(β·QKᵀ/√d_h) (or its straight-through
-    argmax), the parameters of ``attn`` as ``nn.MultiheadAttention`` uses them."""
+    """Multi-head self-attention with softmax(β·(QKᵀ/√d_h + G)) (G Gumbel noise with
+    ``noise``, else 0; or its straight-through argmax), the parameters of ``attn`` as
+    ``nn.MultiheadAttention`` uses them."""
     b, n, d = x.shape
     h = attn.num_heads
     dh = d // h
     q, k, v = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
     q, k, v = (t.reshape(b, n, h, dh).transpose(1, 2) for t in (q, k, v))
-    scores = (q @ k.transpose(-1, -2)) * (beta / math.sqrt(dh))
+    scores = (q @ k.transpose(-1, -2)) / math.sqrt(dh)
+    if noise:
+        u = torch.rand_like(scores).clamp(1e-9, 1.0 - 1e-7)
+        scores = scores - torch.log(-torch.log(u))
+    scores = scores * beta
     if mask is not None:
         scores = scores + mask
     weights = torch.softmax(scores, dim=-1)

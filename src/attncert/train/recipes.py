@@ -63,6 +63,7 @@ class Recipe:
     beta_max: float = 1.0
     anneal: float = 0.6
     straight_through_steps: int = 0
+    gumbel: bool = False  # Gumbel noise on the scores while β anneals (hard recipes)
     hard_target: float = 0.99
 
     def __post_init__(self) -> None:
@@ -145,6 +146,10 @@ class Recipe:
             parts.append(f"--lengths {self.min_len}..{self.max_len}")
         if base is None or base.eval_lengths != self.eval_lengths:
             parts.append("--eval-lengths " + ",".join(map(str, self.eval_lengths)))
+        if hard and (base is None or base.gumbel != self.gumbel):
+            parts.append("--gumbel" if self.gumbel else "--no-gumbel")
+        if hard and (base is None or base.straight_through_steps != self.straight_through_steps):
+            parts.append(f"--straight-through-steps {self.straight_through_steps}")
         if base is None or base.eval_strings != self.eval_strings:
             parts.append(f"--eval-strings {self.eval_strings}")
         return " ".join(parts)
@@ -192,6 +197,8 @@ DEFAULTS: dict[str, Recipe] = {
 HARD_DEFAULTS: dict[str, Recipe] = {
     "first_last": Recipe(
         language="first_last",
+        layers=1,  # one head reads what the language needs; idle heads cost restrictions
+        heads=1,
         features=_f("[i=1]", "[i=n]", "i/n"),
         bos=False,
         position="last",
@@ -199,9 +206,12 @@ HARD_DEFAULTS: dict[str, Recipe] = {
         max_len=32,
         attention="hard",
         beta_max=64.0,
+        gumbel=True,
     ),
     "ones_star": Recipe(
         language="ones_star",
+        layers=1,  # one head reads what the language needs; idle heads cost restrictions
+        heads=1,
         features=_f("[i=1]", "i/n"),
         bos=False,
         position="last",
@@ -209,6 +219,7 @@ HARD_DEFAULTS: dict[str, Recipe] = {
         max_len=32,
         attention="hard",
         beta_max=64.0,
+        gumbel=True,
     ),
     "majority": Recipe(
         language="majority",
@@ -219,24 +230,33 @@ HARD_DEFAULTS: dict[str, Recipe] = {
         max_len=16,
         attention="hard",
         beta_max=64.0,
+        gumbel=True,
     ),
     "parity": Recipe(
         language="parity",
-        features=_f("i/n", "1/n", "(-1)^i", "[i=1]"),
+        layers=1,
+        heads=2,
+        features=_f("[i=1]", "[i=n]", "i/n", "(-1)^i"),
+        bos=False,
+        position="last",
         steps=1500,
         max_len=12,
         attention="hard",
         beta_max=64.0,
+        gumbel=True,
     ),
     "dyck1": Recipe(
         language="dyck1",
+        layers=2,
+        heads=1,
         features=_f("[i=1]", "i/n", "1/i"),
-        causal=True,
+        causal=False,  # a causal mask needs a blocker per prefix: restrictions fix half the input
         position="last",
         steps=1500,
         max_len=16,
         attention="hard",
         beta_max=64.0,
+        gumbel=True,
     ),
 }
 

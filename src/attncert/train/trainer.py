@@ -20,7 +20,12 @@ table; the record (:func:`record`) adds the loss curve and the wall time.
 --attention hard``): every attention score is multiplied by an inverse temperature β
 that grows geometrically, β(t) = β_max^(min(1, t / (anneal · steps))), from 1 to
 ``beta_max`` and is then held — the softmax is *annealed to saturation*, so that what the
-network learns to use is what the argmax of its scores computes; optionally the last
+network learns to use is what the argmax of its scores computes. β alone does not remove
+an average over *tied* keys (a uniform head stays uniform at every β, and counts): with
+``gumbel`` (the hard defaults) standard Gumbel noise is added to the scores before the
+scaling, softmax(β·(s + G)), which as β grows samples one key from softmax(s) — the
+network must make the key it needs win by a margin, or make tied keys interchangeable;
+optionally the last
 ``straight_through_steps`` steps attend by one-hot argmax in the forward pass with the
 gradient of the tempered softmax (the straight-through estimator). Sources: the
 annealed softmax temperature of the Gumbel-softmax (Jang, Gu & Poole, "Categorical
@@ -142,6 +147,7 @@ def hard_agreement(model: Model, recipe: Recipe, count: int = 200) -> dict[str, 
     return {
         "method": "inverse temperature annealed geometrically from 1 to beta_max over the "
         "first anneal·steps steps"
+        + (", Gumbel noise on the scores (Gumbel-softmax)" if recipe.gumbel else "")
         + (
             f", then straight-through argmax for {recipe.straight_through_steps} steps"
             if recipe.straight_through_steps
@@ -193,7 +199,7 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
             strings, labels = sample(recipe.language, rng, n, recipe.batch, "train")
             target = torch.tensor(labels, dtype=torch.float32)
             straight = hard and step >= recipe.steps - recipe.straight_through_steps
-            logits = net(net.tokens(strings), beta_at(step, recipe), straight)
+            logits = net(net.tokens(strings), beta_at(step, recipe), straight, recipe.gumbel)
             loss = loss_fn(logits, target)
             opt.zero_grad()
             loss.backward()

@@ -66,15 +66,18 @@ def run(args: argparse.Namespace) -> int:
             + (" with --attention hard" if args.attention == "hard" else ""),
             expected="one of " + ", ".join(sorted(set(recipes) & set(LANGUAGES))),
         )
-    if args.attention != "hard" and (args.beta_max or args.straight_through_steps):
+    if args.attention != "hard" and (
+        args.beta_max or args.straight_through_steps or args.gumbel is not None
+    ):
         raise InputError(
-            "--beta-max and --straight-through-steps need --attention hard",
-            expected="--attention hard, or neither option",
+            "--beta-max, --straight-through-steps and --(no-)gumbel need --attention hard",
+            expected="--attention hard, or none of these options",
         )
     lo, hi = _lengths(args.lengths) if args.lengths else (None, None)
     recipe = recipes[args.language].with_overrides(
         beta_max=args.beta_max,
         straight_through_steps=args.straight_through_steps,
+        gumbel=args.gumbel,
         seed=args.seed,
         steps=args.steps,
         layers=args.layers,
@@ -151,6 +154,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--straight-through-steps",
         type=int,
         help="last steps with straight-through argmax attention (--attention hard; default 0)",
+    )
+    p.add_argument(
+        "--gumbel",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Gumbel noise on the scores while β anneals (--attention hard; default on)",
     )
     p.add_argument("--out", required=True, metavar="PATH", help="model JSON file to write")
     p.add_argument(
