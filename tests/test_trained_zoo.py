@@ -190,3 +190,17 @@ def test_retraining_reproduces_the_shipped_first_last_model():
         pytest.skip(f"shipped with torch {training['torch']}, running {torch.__version__}")
     result = train(Recipe.from_dict(training["recipe"]), progress=False)
     assert result.model.digest == m.digest
+
+
+@pytest.mark.parametrize("name", TRAINED_HARD)
+def test_docs_show_each_hard_models_stored_table(name):
+    """docs/trained-models.md prints each trained hard model's table as stored."""
+    from pathlib import Path
+
+    from attncert.train.evaluate import markdown_table
+
+    doc = (Path(__file__).parents[1] / "docs" / "trained-models.md").read_text()
+    training = zoo_model(name).meta["training"]
+    section = doc.split(f"### `{name}`", 1)[1].split("###", 1)[0]
+    assert markdown_table(training["evaluation"]) in section
+    assert training["command"] in section

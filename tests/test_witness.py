@@ -231,6 +231,19 @@ BRUTE = [
     ("random-1-1-8", lambda: random_model(1, 1, 8, seed=6), 12, "parity"),
     ("random-2-2-16", lambda: zoo_model("random-L2-H2-d16"), 12, "parity"),
     ("constant", lambda: _constant(random_model(2, 2, 8, seed=3), 1.0), 10, "parity"),
+    *(
+        (f"{name}-{lang}", lambda name=name: harden(zoo_model(name)), n, lang)
+        for name, n, lang in (
+            ("trained_hard_first_last", 14, "parity"),
+            ("trained_hard_first_last", 12, "first_last"),
+            ("trained_hard_ones_star", 14, "parity"),
+            ("trained_hard_ones_star", 12, "ones_star"),
+            ("trained_hard_majority", 14, "majority"),
+            ("trained_hard_majority", 12, "parity"),
+            ("trained_hard_parity", 14, "parity"),
+            ("trained_hard_dyck1", 14, "dyck1"),
+        )
+    ),
 ]
 
 

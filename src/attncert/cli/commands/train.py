@@ -120,7 +120,13 @@ def run(args: argparse.Namespace) -> int:
         worst = hard["worst_length"]
         print(
             f"hardened vs soft at the training lengths {hard['lengths'][0]}..{hard['lengths'][1]}: "
-            f"{hard['agreement']:.2%} agree (worst n = {worst['n']}: {worst['agreement']:.1%}); "
+            f"{hard['agreement']:.2%} agree"
+            + (
+                f" (worst n = {worst['n']}: {worst['agreement']:.1%})"
+                if worst["agreement"] < 1
+                else ""
+            )
+            + "; "
             + (
                 f"target {hard['target']:.0%} reached"
                 if hard["target_reached"]

@@ -105,8 +105,13 @@ def _info(args: argparse.Namespace) -> int:
         print(
             f"  trained hard ({hard['method']}): hardened and soft agree on "
             f"{hard['agreement']:.2%} of the strings at the training lengths "
-            f"{hard['lengths'][0]}..{hard['lengths'][1]} (worst n = {worst['n']}: "
-            f"{worst['agreement']:.1%}); target {hard['target']:.0%} "
+            f"{hard['lengths'][0]}..{hard['lengths'][1]}"
+            + (
+                f" (worst n = {worst['n']}: {worst['agreement']:.1%})"
+                if worst["agreement"] < 1
+                else ""
+            )
+            + f"; target {hard['target']:.0%} "
             + ("reached" if hard["target_reached"] else "NOT reached")
         )
     return 0
