@@ -11,8 +11,9 @@ answer is reported either way: the soft model misclassifies the string too, or i
 right on it (then the certificate's error is the hardening's, not the network's), or a
 sign stays undecided.
 
-The cost is the soft model's full N × N attention in arb: about 0.4 s per string at
-n = 256 and 7 s at n = 1024 for the trained d = 16 models on this machine (O(n²)).
+The cost is the soft model's full N × N attention in arb, O(n²): for the trained d = 16
+models on the shared 2-core machine about 0.4 s per string at n = 256, 2–5 s at n = 1024
+and 30–150 s at n = 4096 (docs/benchmarks.md).
 """
 
 from __future__ import annotations

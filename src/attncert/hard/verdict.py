@@ -121,7 +121,10 @@ def dependence_text(cert: Certificate, report: CheckReport) -> str:
         )
     if not report.nonconstant:
         return "the decision is constant on the restriction (it depends on no input position)"
-    where = fixed or "fixed positions of ρ_L (the search did not find which)"
+    where = (
+        fixed
+        or "fixed positions of ρ_L (the search found no single one whose change alone changes it)"
+    )
     return f"the decision is constant on the restriction; the model is not: it depends on {where}"
 
 

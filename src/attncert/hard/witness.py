@@ -18,9 +18,11 @@ decisions. Found here, in this order:
    repeated, one odd symbol at the start / middle / end, alternations, halves, seeded
    random strings), compared with the base string's decision.
 
-Decisions are taken by the kernel's rigorous forward pass
-(:func:`attncert.kernel.forward.decide`), so the certificate never claims a decision the
-checker will not confirm; a string whose decision stays undecided is skipped. When no
+Each candidate string is screened by the float forward pass (one that clearly gets the
+base string's decision is dropped) and the rest are decided by the kernel's rigorous
+forward pass (:func:`attncert.kernel.forward.decide`), so the certificate never claims a
+decision the checker will not confirm; a string whose decision stays undecided is
+skipped. (Screening can only make the search miss a witness, never claim a false one.) When no
 witness is found the certificate carries none and its verdict is CERTIFIED-TRIVIAL (the
 model may be constant at n): never a guess.
 """
@@ -78,12 +80,20 @@ def find_witness(
         a = rho.complete({})
         da = out.decision([index[c] for c in a])
 
-    def run(s: str) -> bool | None:
+    def run(s: str, ref: bool) -> bool | None:
+        """The decision on ``s`` if it differs from ``ref``: screened by the float forward
+        pass (a string it clearly decides like the base is skipped), then decided by the
+        kernel's rigorous pass; None when equal or undecided."""
+        info["screened"] = info.get("screened", 0) + 1
+        logit = float(forward(model, [s], keep_attention=False).logits[0])
+        if abs(logit) > 1e-6 and (logit > 0) == ref:
+            return None
         info["decisions"] += 1
         try:
-            return decide(model, s)
+            got = decide(model, s)
         except Undecided:
             return None
+        return None if got == ref else got
 
     # with no witness from the table, every constant filling of the free positions is a
     # candidate base (a 1* model reads its fixed 0 only when the free positions hold 1s);
@@ -104,8 +114,8 @@ def find_witness(
         info["found"] = "one fixed position of ρ_L changed"
     if witness is None:
         for kind, s in _candidates(model.alphabet, rho.n, seed):
-            got = run(s)
-            if got is not None and got != da:
+            got = run(s, da)
+            if got is not None:
                 witness = Witness((a, s), (da, got))
                 info["found"] = f"candidate string: {kind}"
                 break
@@ -135,8 +145,8 @@ def _flips(model, rho, a, da, run, max_flips, info) -> list[FixedDependence]:
         for c in model.alphabet:
             if c == a[u]:
                 continue
-            got = run(a[:u] + c + a[u + 1 :])
-            if got is not None and got != da:
+            got = run(a[:u] + c + a[u + 1 :], da)
+            if got is not None:
                 out.append(FixedDependence(u, c, got))
                 break
     return out
