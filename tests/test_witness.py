@@ -264,3 +264,37 @@ def test_brute_force_agrees_with_the_certificate(name, factory, n, lang):
     assert (a.verdict is Verdict.CERTIFIED) == (
         not bf.constant and cert.misclassified is not None and a.verdict.checked
     ) or a.verdict is Verdict.OUTSIDE_THEOREM
+
+
+# --------------------------------------------------------------------- the soft model
+def test_the_misclassified_pair_on_the_soft_model():
+    """A hardened model's pair is decided on the soft model too (arb): wrong there as
+    well for a trained hard model; right on the WRONG string for a soft-trained Dyck-1
+    model whose hardened version rejects everything — and the output says which."""
+    from attncert.hard.soft_pair import confirm_on_soft
+    from attncert.model.forward import accepts
+
+    soft = zoo_model("trained_hard_first_last")
+    cert = certify(harden(soft), n=48, language="parity")
+    pair = confirm_on_soft(soft, cert)
+    assert pair.misclassified is True and pair.precisions == (53, 53)
+    assert list(pair.decisions) == list(accepts(soft, list(cert.misclassified.strings)))
+    assert "misclassifies the WRONG string too" in pair.sentence("parity")
+
+    soft = zoo_model("trained_dyck1")
+    cert = certify(harden(soft), n=64, language="dyck1")
+    pair = confirm_on_soft(soft, cert)
+    assert pair.misclassified is False
+    assert cert.misclassified.decisions == (False, False)  # the hardened model rejects both
+    assert pair.decisions[pair.wrong] is True  # the soft network accepts the Dyck word
+    assert "the error is the hardened model's" in pair.sentence("dyck1")
+
+
+def test_certify_cli_reports_the_soft_pair_only_when_asked_or_small(capsys):
+    from attncert.cli.main import main
+
+    assert main(["certify", "--n", "32", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["soft_pair"]["soft_misclassifies"] is True
+    assert main(["certify", "--n", "32", "--json", "--soft-pair", "off"]) == 0
+    assert "soft_pair" not in json.loads(capsys.readouterr().out)["summary"]
