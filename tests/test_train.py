@@ -209,7 +209,7 @@ def test_hard_training_records_its_agreement_target():
     from attncert.train import train
     from attncert.train.trainer import record
 
-    recipe = HARD_DEFAULTS["first_last"].with_overrides(**QUICK, max_len=6)
+    recipe = HARD_DEFAULTS["first_last"].with_overrides(**QUICK, max_len=6, heads=2)
     result = train(recipe, progress=False)
     m = result.model
     assert m.name == "trained_hard_first_last" and result.import_difference <= 1e-4
