@@ -102,6 +102,7 @@ def test_every_hard_recipe_reached_its_target_and_only_those_are_in_the_zoo():
         assert beta > 10  # the annealed inverse temperature, in the soft model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TRAINED_HARD)
 def test_hard_agreement_at_the_training_lengths_is_what_attncert_measures(name):
     from attncert.train.trainer import hard_agreement

@@ -13,12 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncert.certificates.hard import (
-    FixedDependence,
-    Witness,
-    certificate_from_dict,
-    load_certificate,
-)
+from attncert.certificates.hard import FixedDependence, Witness, certificate_from_dict
 from attncert.errors import SpecError
 from attncert.hard.bruteforce import confirm_by_enumeration, confirm_witness_by_enumeration
 from attncert.hard.pipeline import certify
@@ -212,22 +207,30 @@ def test_version_3_round_trip_and_field_errors(first_last):
 
 
 def test_an_old_certificate_loads_and_has_no_witness():
-    """Version-2 certificates (the stored proofs) still load and check; they carry no
-    witness, so their verdict is CERTIFIED-TRIVIAL, saying why."""
-    cert = load_certificate(PROOFS / "parity-random-L2-H2-d16-n256" / "certificate.json")
-    assert cert.witness is None and cert.to_dict()["version"] == 2
+    """Version-1 and version-2 certificates (what the stored proofs held before issue 24)
+    still load and check; they carry no witness, so their verdict is CERTIFIED-TRIVIAL,
+    saying why."""
+    path = PROOFS / "parity-random-L2-H2-d16-n256" / "certificate.json"
+    data = json.loads(path.read_text())
+    data["trace"].pop("witness_search", None)  # as a version-2 writer left it
     model = zoo_model("random-L2-H2-d16")
-    report = check(cert, model)
-    assert report.accepted and not report.nonconstant
-    a = assess(cert, model, report)
-    assert a.verdict is Verdict.CERTIFIED_TRIVIAL
-    assert any("format version ≤ 2" in r for r in a.reasons)
+    for version in (2, 1):
+        if version == 1:
+            data["model"].pop("source", None)
+        data["version"] = version
+        cert = certificate_from_dict(data)
+        assert cert.witness is None and cert.to_dict()["version"] == version
+        report = check(cert, model)
+        assert report.accepted and not report.nonconstant
+        a = assess(cert, model, report)
+        assert a.verdict is Verdict.CERTIFIED_TRIVIAL
+        assert any("format version ≤ 2" in r for r in a.reasons)
 
 
 # --------------------------------------------------------------------- brute force
 BRUTE = [
     ("ones_star", lambda: zoo_model("ones_star"), 10, "parity"),
-    ("first_last", lambda: harden(zoo_model("trained_first_last")), 14, "parity"),
+    ("first_last", lambda: harden(zoo_model("trained_first_last")), 12, "parity"),
     ("random-1-1-8", lambda: random_model(1, 1, 8, seed=6), 12, "parity"),
     ("random-2-2-16", lambda: zoo_model("random-L2-H2-d16"), 12, "parity"),
     ("constant", lambda: _constant(random_model(2, 2, 8, seed=3), 1.0), 10, "parity"),
