@@ -296,3 +296,36 @@ def test_cli_train_without_torch_names_the_extra(capsys, tmp_path, monkeypatch):
     assert main(["train", "parity", "--out", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err
     assert "needs torch" in err and "attncert[torch]" in err
+
+
+def test_the_agreement_target_is_missed_by_a_soft_counting_model():
+    """The soft-trained majority model counts with near-uniform attention; hardened it is
+    near chance, so it misses the hard recipes' target at their training lengths."""
+    from attncert.model import zoo_model
+    from attncert.train.trainer import hard_agreement
+
+    got = hard_agreement(zoo_model("trained_majority"), HARD_DEFAULTS["majority"], count=50)
+    assert got["agreement"] < 0.9 and got["target_reached"] is False
+    assert got["worst_length"]["agreement"] <= got["agreement"]
+
+
+@torch_needed
+def test_cli_train_hard_writes_a_model_that_misses_the_target_and_says_so(
+    tmp_path, capsys, monkeypatch
+):
+    import attncert.train.trainer as trainer
+
+    real = trainer.hard_agreement
+
+    def missed(model, recipe, count=200):
+        return {**real(model, recipe, 8), "agreement": 0.5, "target_reached": False}
+
+    monkeypatch.setattr(trainer, "hard_agreement", missed)
+    out = tmp_path / "m.json"
+    argv = ["train", "first_last", "--attention", "hard", "--steps", "5", "--lengths", "1..4"]
+    argv += ["--eval-lengths", "4", "--eval-strings", "8", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    assert out.exists() and load_model(out).meta["training"]["hard"]["target_reached"] is False
+    rec = json.loads((tmp_path / "m.record.json").read_text())
+    assert rec["hard"]["target_reached"] is False
+    assert "target 99% NOT reached" in capsys.readouterr().out
