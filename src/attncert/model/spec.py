@@ -45,6 +45,7 @@ import numpy as np
 
 from attncert.errors import InputError, SpecError, UnsupportedError, abbreviate
 from attncert.model.positional import PosFeature
+from attncert.model.validate import BIAS_FIELDS, validate
 
 
 class AttentionKind(str, Enum):
@@ -245,9 +246,6 @@ class Head:
         return np.zeros(size.get(name, self.w_o.shape[0]))
 
 
-BIAS_FIELDS = ("b_q", "b_k", "b_v", "b_o")
-
-
 @dataclass(frozen=True, eq=False)
 class FeedForward:
     """Feed-forward sublayer: W₂ act(W₁ y + b₁) + b₂ (act ReLU, GELU or tanh-GELU)."""
@@ -422,8 +420,6 @@ class Model:
         object.__setattr__(self, "alphabet", tuple(self.alphabet))
         object.__setattr__(self, "layers", tuple(self.layers))
         object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
-        from attncert.model.validate import validate  # it reads the classes defined here
-
         validate(self)
 
     # ----- shapes and tokens -------------------------------------------------

@@ -1,15 +1,20 @@
 """Validation of a :class:`~attncert.model.spec.Model`: every shape and every value is
 checked when a model is built, and an error names the field (``layers[0].heads[1].w_q``),
-what was found and what was expected — a malformed model never reaches an evaluator."""
+what was found and what was expected — a malformed model never reaches an evaluator.
+(It reads the model's fields and imports nothing of :mod:`attncert.model.spec`, which
+calls it.)"""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from attncert.errors import SpecError, abbreviate
-from attncert.model.spec import BIAS_FIELDS, LayerNorm, Model
+
+# the optional attention biases of a head (spec.Head), in the order of their shapes below
+BIAS_FIELDS = ("b_q", "b_k", "b_v", "b_o")
 
 
 def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> None:
@@ -27,12 +32,12 @@ def _check_array(arr: np.ndarray, where: str, shape: tuple[int | None, ...]) -> 
         )
 
 
-def _check_norm(norm: LayerNorm, where: str, d: int) -> None:
+def _check_norm(norm: Any, where: str, d: int) -> None:
     _check_array(norm.weight, f"{where}.weight", (d,))
     _check_array(norm.bias, f"{where}.bias", (d,))
 
 
-def validate(m: Model) -> None:
+def validate(m: Any) -> None:
     """Check every shape and value, naming the field (e.g. ``layers[0].heads[1].w_q``)."""
     if not m.alphabet:
         raise SpecError("empty alphabet", where="alphabet")
