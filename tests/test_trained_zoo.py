@@ -66,9 +66,10 @@ def test_shipped_model_is_small_described_and_recorded(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_stored_accuracy_is_what_attncert_measures(name):
-    """The table in the model's meta is re-measured here (lengths ≤ 64; all lengths in
-    the slow test below): same strings, same decisions, same numbers."""
-    _remeasure(name, max_n=64)
+    """The table in the model's meta is re-measured here (lengths ≤ 64, ≤ 16 for the
+    d = 64 four-layer model; all lengths in the slow test below): same strings, same
+    decisions, same numbers."""
+    _remeasure(name, max_n=16 if name == "trained_majority_d64_l4" else 64)
 
 
 @pytest.mark.slow
