@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from fractions import Fraction
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
