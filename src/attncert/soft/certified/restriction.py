@@ -195,10 +195,14 @@ def search_restriction(
             break
     # then search [lo, hi] for the last certified prefix: the margin falls with k, so the
     # next candidate is where the line through the two end margins crosses 0 (regula
-    # falsi), kept at least an eighth of the interval from either end
+    # falsi, Illinois variant: an end kept twice in a row has its margin halved, since
+    # the margin falls ever faster near the edge), kept at least an eighth of the
+    # interval from either end
+    kept, weight = None, 1.0
     while lo < hi and time.perf_counter() - t0 < time_limit:
         m_lo, m_hi = margins.get(lo, 0.0), margins.get(hi + 1, -np.inf)
         if np.isfinite(m_hi) and m_lo > 0 > m_hi:
+            m_hi *= weight
             guess = lo + (hi + 1 - lo) * m_lo / (m_lo - m_hi)
         else:
             guess = (lo + hi + 1) / 2
@@ -206,8 +210,11 @@ def search_restriction(
         mid = int(min(max(round(guess), lo + pad), hi - pad + 1)) if hi - lo > 2 else hi
         if prefix(mid):
             lo = mid
+            weight = weight / 2 if kept == "hi" else 1.0
+            kept = "hi"
         else:
             hi = mid - 1
+            weight, kept = 1.0, "lo"
     # second pass: the positions after the prefix, in blocks split on failure (not when
     # not even the first position of the order could be freed, and not after 32 failures
     # in a row: the base is then a poor one)
