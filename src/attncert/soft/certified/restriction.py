@@ -136,11 +136,14 @@ def search_restriction(
     method: str = "box",
     order: np.ndarray | None = None,
     known: dict | None = None,
+    strategy: str = "falsi",
 ) -> SoftRestriction | None:
     """Grow a certified restriction from ``base`` (module docstring); None if even the
     fully fixed base is not certified (its logit's enclosure contains 0). ``order``: the
     positions by increasing influence, if the caller has it (:func:`_order`); ``known``:
-    propagations already run, by (ρ, method) (the probe's, say), reused."""
+    propagations already run, by (ρ, method) (the probe's, say), reused; ``strategy``:
+    ``"falsi"`` (the margins' regula falsi, below) or ``"midpoint"`` (plain bisection, the
+    method before issue 22; kept for ``benchmarks/bench_restriction_search.py``)."""
     t0 = time.perf_counter()
     n = len(base)
     calls = 0
@@ -201,7 +204,7 @@ def search_restriction(
     kept, weight = None, 1.0
     while lo < hi and time.perf_counter() - t0 < time_limit:
         m_lo, m_hi = margins.get(lo, 0.0), margins.get(hi + 1, -np.inf)
-        if np.isfinite(m_hi) and m_lo > 0 > m_hi:
+        if strategy == "falsi" and np.isfinite(m_hi) and m_lo > 0 > m_hi:
             m_hi *= weight
             guess = lo + (hi + 1 - lo) * m_lo / (m_lo - m_hi)
         else:
@@ -285,6 +288,7 @@ def best_restriction(
     seed: int = 0,
     bases=None,
     method: str = "auto",
+    strategy: str = "falsi",
 ) -> SoftRestriction | None:
     """The restriction with most free positions over several starting strings.
 
@@ -325,7 +329,13 @@ def best_restriction(
             if left <= 0:
                 break
             res = search_restriction(
-                model, base, time_limit=left, method=how, order=orders[base], known=known
+                model,
+                base,
+                time_limit=left,
+                method=how,
+                order=orders[base],
+                known=known,
+                strategy=strategy,
             )
             if res is not None and (best is None or res.free > best.free):
                 best = res
