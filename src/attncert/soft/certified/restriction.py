@@ -137,6 +137,7 @@ def search_restriction(
     order: np.ndarray | None = None,
     known: dict | None = None,
     strategy: str = "falsi",
+    progress=None,
 ) -> SoftRestriction | None:
     """Grow a certified restriction from ``base`` (module docstring); None if even the
     fully fixed base is not certified (its logit's enclosure contains 0). ``order``: the
@@ -156,9 +157,12 @@ def search_restriction(
         if key not in known:
             calls += 1
             known[key] = certify(model, key[0], method, base)
+            if progress is not None:
+                progress(int(best_free.sum()), calls)  # the best before this propagation
         return known[key]
 
     none_free = np.zeros(n, dtype=bool)
+    best_free = none_free
     decision, prop = check(none_free)
     if decision is None:
         return None
@@ -289,6 +293,7 @@ def best_restriction(
     bases=None,
     method: str = "auto",
     strategy: str = "falsi",
+    progress=None,
 ) -> SoftRestriction | None:
     """The restriction with most free positions over several starting strings.
 
@@ -310,6 +315,12 @@ def best_restriction(
     orders: dict[str, np.ndarray] = {}  # one influence ranking per base, both methods
     known: dict = {}  # propagations by (ρ, method): the probe's first step is the search's
     best = None
+    shown = [0, 0]  # the most free positions reported, the propagations run
+
+    def report(free: int, _calls: int) -> None:  # across bases and methods
+        shown[0], shown[1] = max(shown[0], free), shown[1] + 1
+        progress(*shown)
+
     for step, how in enumerate(plan):
         if step and best is not None and best.free:
             break  # auto: the box propagation only where the affine one found nothing
@@ -336,6 +347,7 @@ def best_restriction(
                 order=orders[base],
                 known=known,
                 strategy=strategy,
+                progress=report if progress is not None else None,
             )
             if res is not None and (best is None or res.free > best.free):
                 best = res
