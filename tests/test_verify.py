@@ -518,3 +518,16 @@ def test_positive_exp_arguments_are_refused_not_wrapped():
             f(np.array([-1.0, 0.5]), np.array([0.0, 0.0]))
         lo, hi = f(np.array([-1.0]), np.array([-1.0]))
         assert lo[0] <= np.exp(-1.0) <= hi[0]
+
+
+def test_counts_beyond_python_s_decimal_limit_round_trip():
+    """|Σ|ⁿ at n = 16384 has 4,933 decimal digits, beyond Python's int-to-str limit: the
+    certificate writes it in hexadecimal, the kernel and the summary never convert it."""
+    model = compile_formula("Q_1", "temperature", alphabet="01")
+    out = verify(model, last_one(), 16384, time_limit=60, progress=False)
+    assert out.proved == "correct" and out.check.right == 2**16384
+    data = json.loads(out.certificate.to_json())
+    assert data["totals"]["right"].startswith("0x")
+    again = certificate_from_dict(data)
+    assert again.right == 2**16384 and check(again, model).accepted
+    assert "2^16384" in out.summary() and out.to_dict()["strings"] == hex(2**16384)

@@ -33,6 +33,7 @@ The verdict "proved correct on every string of length n" is right = |Σ|ⁿ.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -244,10 +245,12 @@ def _check(cert: VerifyCertificate, model: Model, facts: list[str]) -> tuple[int
 
 
 def _short(k: int) -> str:
-    """An exact count, or for more than 15 digits its leading digits (the certificate
-    holds the exact numbers)."""
-    t = str(k)
-    return t if len(t) <= 15 else f"≈{t[0]}.{t[1:5]}e{len(t) - 1}"
+    """An exact count, or beyond 10¹⁵ its leading digits (the certificate holds the exact
+    numbers; no decimal conversion of huge integers)."""
+    if k < 10**15:
+        return str(k)
+    e = math.floor(math.log10(k))
+    return f"≈{10 ** (math.log10(k) - e):.4f}e{e}"
 
 
 def _counts(lang: Language, rho: str, size: int, decision: bool, members: int | None, where):
