@@ -5,7 +5,9 @@
     python benchmarks/bench_scale.py --zoo dyck1 parity       # trained zoo models, hardened
     python benchmarks/bench_scale.py --from-json scale.json   # re-print a saved run
 
-Models: ``default`` = ``random_model(2, 2, 16, seed=0)`` (rational: exact arithmetic);
+Models: ``default`` = ``random_model(2, 2, 16, seed=0)`` (rational: exact arithmetic; the
+CLI's default model until issue 24, now ``zoo:random-L2-H2-d16``; the label is kept so
+that runs compare with the recorded ones; search times include the witness search);
 ``standin-ff128`` / ``standin-ff256`` = hardened stand-ins of the trained zoo models
 (:func:`standin_model`: L = 2, d = 64, 2 heads, d_ff 128 / 256, pre-norm LayerNorm and a
 final norm, GELU, attention biases, BOS, positional features i/n, 1/i, [i=1], sin, cos,

@@ -236,3 +236,24 @@ def test_a_trained_model_is_paired_in_its_own_language(capsys):
     # either a pair "differing in first_last" or "no two completions of ρ differ in first_last"
     assert "differ in first_last" in text or "differing in first_last" in text, text
     assert "parity" not in text.split("restriction:", 1)[1].split("CHECKED", 1)[0]
+
+
+def test_the_search_reports_its_progress_monotonically():
+    """soft-certify's progress bar: the free positions certified so far never decrease and
+    end at (or below) the restriction found; the propagation count goes up by one."""
+    from attncert.model import zoo_model
+    from attncert.soft.certified.certify import certify_soft
+
+    seen = []
+    out = certify_soft(
+        zoo_model("soft_parity_lm"),
+        24,
+        restriction=True,
+        time_limit=5,
+        restriction_method="affine",
+        progress=lambda free, calls: seen.append((free, calls)),
+    )
+    assert out.check.accepted and seen
+    frees = [f for f, _ in seen]
+    assert frees == sorted(frees) and frees[-1] <= out.certificate.restriction.rho.count("*")
+    assert [c for _, c in seen] == list(range(1, len(seen) + 1))

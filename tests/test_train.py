@@ -15,12 +15,12 @@ from attncert.languages import language
 from attncert.model import load_model
 from attncert.model.positional import PosFeature
 from attncert.train.data import dyck_word, sample
-from attncert.train.recipes import DEFAULTS, Recipe
+from attncert.train.recipes import DEFAULTS, HARD_DEFAULTS, Recipe
 
 # ----- samplers --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["parity", "first_last", "majority", "dyck1"])
+@pytest.mark.parametrize("name", ["parity", "first_last", "majority", "dyck1", "ones_star"])
 @pytest.mark.parametrize("dist", ["train", "eval"])
 def test_labels_are_membership_and_lengths_are_exact(name, dist):
     lang = language(name)
@@ -164,6 +164,65 @@ def test_training_restores_torch_settings():
     assert not torch.are_deterministic_algorithms_enabled()
 
 
+def test_hard_recipes_anneal_beta_to_saturation():
+    from attncert.train.trainer import beta_at
+
+    r = HARD_DEFAULTS["first_last"].with_overrides(steps=100, anneal=0.5, beta_max=64.0)
+    assert beta_at(0, r) == 1.0 and beta_at(25, r) == pytest.approx(8.0)
+    assert beta_at(50, r) == beta_at(99, r) == 64.0
+    assert beta_at(10, DEFAULTS["first_last"]) is None
+    assert r.command() == "attncert train first_last --seed 0 --attention hard --steps 100"
+    assert set(HARD_DEFAULTS) == {"first_last", "ones_star", "majority", "parity", "dyck1"}
+    for name, recipe in HARD_DEFAULTS.items():
+        assert recipe.language == name and recipe.attention == "hard" and recipe.gumbel
+        assert recipe.layers <= 2 and recipe.d <= 16
+    with pytest.raises(InputError) as err:
+        DEFAULTS["parity"].with_overrides(straight_through_steps=5)
+    assert err.value.where == "recipe.straight_through_steps"
+    with pytest.raises(InputError) as err:
+        DEFAULTS["parity"].with_overrides(attention="argmax")
+    assert err.value.where == "recipe.attention"
+
+
+@torch_needed
+def test_tempered_forward_is_pytorchs_at_beta_one_and_argmax_when_straight_through():
+    import torch
+
+    from attncert.train.network import Classifier
+
+    for recipe in (DEFAULTS["dyck1"], DEFAULTS["parity"]):  # causal + BOS, post-readout
+        torch.manual_seed(0)
+        net = Classifier(recipe).eval()
+        strings = ["(()())", "))(()("] if recipe.language == "dyck1" else ["010110", "111000"]
+        tokens = net.tokens(strings)
+        with torch.no_grad():
+            assert torch.allclose(net(tokens), net(tokens, 1.0), atol=1e-6)
+            far = net(tokens, 1e4)
+            hard = net(tokens, 1.0, straight_through=True)
+        assert torch.allclose(far, hard, atol=1e-4)  # β → ∞ is the argmax
+
+
+@torch_needed
+def test_hard_training_records_its_agreement_target():
+    """A short hard run: β in the heads' temperature, the soft/hardened agreement at the
+    training lengths and whether the 99 % target is reached, in the model and record."""
+    from attncert.train import train
+    from attncert.train.trainer import record
+
+    recipe = HARD_DEFAULTS["first_last"].with_overrides(**QUICK, max_len=6, heads=2)
+    result = train(recipe, progress=False)
+    m = result.model
+    assert m.name == "trained_hard_first_last" and result.import_difference <= 1e-4
+    beta = m.layers[0].heads[0].temperature.coef
+    assert beta == pytest.approx(64.0 / np.sqrt(8))  # β_max × the importer's 1/√d_h
+    hard = m.meta["training"]["hard"]
+    assert hard["lengths"] == [1, 6] and hard["target"] == 0.99
+    assert hard["target_reached"] == (hard["agreement"] >= 0.99)
+    assert "Gumbel" in hard["method"]
+    assert record(result)["hard"] == hard
+    assert m.meta["description"].startswith("trained hard first-symbol-equals-last")
+
+
 # ----- CLI -------------------------------------------------------------------------------------
 
 
@@ -200,6 +259,12 @@ def test_cli_train_writes_model_and_record(tmp_path, capsys):
     ("argv", "message"),
     [
         (["train", "anbn", "--out", "x.json"], "no training recipe for language 'anbn'"),
+        (["train", "ones_star", "--out", "x.json"], "no training recipe for language 'ones_star'"),
+        (
+            ["train", "anbn", "--attention", "hard", "--out", "x.json"],
+            "no training recipe for language 'anbn' with --attention hard",
+        ),
+        (["train", "parity", "--beta-max", "8", "--out", "x.json"], "need --attention hard"),
         (["train", "parity", "--layers", "5", "--out", "x.json"], "recipe.layers"),
         (["train", "parity", "--lengths", "5", "--out", "x.json"], "--lengths '5'"),
         (["train", "parity", "--eval-lengths", "a", "--out", "x.json"], "--eval-lengths"),
@@ -213,8 +278,54 @@ def test_cli_train_bad_input_exits_2(argv, message, capsys, tmp_path, monkeypatc
     assert not (tmp_path / "x.json").exists()
 
 
+@torch_needed
+def test_cli_train_hard_says_whether_the_target_is_reached(tmp_path, capsys):
+    out = tmp_path / "h.json"
+    argv = ["train", "ones_star", "--attention", "hard", "--steps", "5", "--lengths", "1..4"]
+    argv += ["--eval-lengths", "4", "--eval-strings", "8", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    rec = json.loads((tmp_path / "h.record.json").read_text())
+    assert out.exists() and "hard" in rec  # written whether or not the target is reached
+    said = "target 99% reached" if rec["hard"]["target_reached"] else "target 99% NOT reached"
+    assert said in text and "hardened vs soft at the training lengths 1..4" in text
+
+
 def test_cli_train_without_torch_names_the_extra(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     assert main(["train", "parity", "--out", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err
     assert "needs torch" in err and "attncert[torch]" in err
+
+
+def test_the_agreement_target_is_missed_by_a_soft_counting_model():
+    """The soft-trained majority model counts with near-uniform attention; hardened it is
+    near chance, so it misses the hard recipes' target at their training lengths."""
+    from attncert.model import zoo_model
+    from attncert.train.trainer import hard_agreement
+
+    got = hard_agreement(zoo_model("trained_majority"), HARD_DEFAULTS["majority"], count=50)
+    assert got["agreement"] < 0.9 and got["target_reached"] is False
+    assert got["worst_length"]["agreement"] <= got["agreement"]
+
+
+@torch_needed
+def test_cli_train_hard_writes_a_model_that_misses_the_target_and_says_so(
+    tmp_path, capsys, monkeypatch
+):
+    import attncert.train.trainer as trainer
+
+    real = trainer.hard_agreement
+
+    def missed(model, recipe, count=200):
+        return {**real(model, recipe, 8), "agreement": 0.5, "target_reached": False}
+
+    monkeypatch.setattr(trainer, "hard_agreement", missed)
+    out = tmp_path / "m.json"
+    argv = ["train", "first_last", "--attention", "hard", "--steps", "5", "--lengths", "1..4"]
+    argv += ["--eval-lengths", "4", "--eval-strings", "8", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    assert out.exists() and load_model(out).meta["training"]["hard"]["target_reached"] is False
+    rec = json.loads((tmp_path / "m.record.json").read_text())
+    assert rec["hard"]["target_reached"] is False
+    assert "target 99% NOT reached" in capsys.readouterr().out

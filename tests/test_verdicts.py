@@ -36,12 +36,25 @@ def test_dyck2_program_is_outside_the_theorem_and_says_why():
     assert "no free position" in text  # the vacuity is said too, not hidden
 
 
-def test_the_default_model_gets_its_honest_verdict(capsys):
-    code = main(["certify", "--n", "64", "--json"])
+def test_the_default_model_is_certified_non_trivially(capsys):
+    """Issue 24: the main job's default model gets CERTIFIED (exit 0) with a checked
+    non-constancy witness and a checked misclassified pair."""
+    code = main(["certify", "--n", "256", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CERTIFIED" and code == 0, out["summary"]["reasons"]
+    s = out["summary"]
+    assert s["nonconstant"] and s["witness"] and s["misclassified"]
+    assert s["output_dependency"] or s["fixed_dependence"]
+
+
+def test_the_old_random_default_gets_its_honest_verdict(capsys):
+    """The old default (a random model that answers the same on every string tried) stays
+    available by name, and is CERTIFIED-TRIVIAL: no non-constancy witness."""
+    code = main(["certify", "zoo:random-L2-H2-d16", "--n", "64", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "CERTIFIED-TRIVIAL" and code == 4
-    assert out["summary"]["output_dependency"] == []
-    assert any("constant" in r for r in out["summary"]["reasons"])
+    assert out["summary"]["output_dependency"] == [] and not out["summary"]["nonconstant"]
+    assert any("no non-constancy witness" in r for r in out["summary"]["reasons"])
 
 
 def test_a_non_constant_model_is_certified():

@@ -9,6 +9,7 @@ import itertools
 import json
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +194,29 @@ def test_a_wrong_model_is_proved_wrong_with_witnesses_decided_in_arb(prev_model)
     for w in out.witnesses():
         prec, ball = K.decide(prev_model, w)
         assert prec is not None and bool(ball > 0) != last_one().contains(w)
+
+
+def test_trained_hard_models_bound_leaves_agree_with_brute_force():
+    """The trained hard models (softmax at β = 64): bound leaves decide cubes with free
+    positions, and the certified accuracy is the brute-force one."""
+    for name, lang_name in (
+        ("trained_hard_first_last", "first_last"),
+        ("trained_hard_parity", "parity"),
+    ):
+        model, lang = zoo_model(name), language(lang_name)
+        out = verify(model, lang, 13, exhaustive=0, progress=False)
+        assert out.check.accepted and out.undecided == 0 and out.leaf_counts()["bound"] > 0
+        assert float(out.lower) == _brute_accuracy(model, lang, 13)
+
+
+def test_theorem_1_6_row_a_trained_hard_parity_model_is_certified_at_chance():
+    """On PARITY every decided cube with a free position has error exactly ½: at n = 24 the
+    cubes cover almost all of Σⁿ, so the certified accuracy is ½ up to the rest."""
+    out = verify(zoo_model("trained_hard_parity"), "parity", 24, time_limit=30, progress=False)
+    assert out.check.accepted and out.proved == "wrong" and out.undecided == 0
+    mu = out.free_cube_measure()
+    assert mu > 0.99 and abs(out.lower - Fraction(1, 2)) <= (1 - mu) / 2
+    assert "Theorem 1 / 6" in out.summary()
 
 
 def test_exact_parity_models_never_get_a_bound_cube_with_a_free_position():
@@ -387,7 +411,8 @@ def _cli(*args, cwd=None):
     )
 
 
-def test_cli_exit_codes_json_and_recheck(tmp_path, prev_model):
+def test_cli_exit_codes_json_and_recheck(tmp_path, prev_model, capsys):
+    from attncert.cli.main import main
     from attncert.model import save_model
 
     mpath = tmp_path / "prev.json"
@@ -395,21 +420,25 @@ def test_cli_exit_codes_json_and_recheck(tmp_path, prev_model):
     dpath = tmp_path / "prev1.json"
     dpath.write_text(json.dumps(prev_one().to_dict()))
     cert = tmp_path / "tree.json"
-    r = _cli("verify", str(mpath), "--language", f"dfa:{dpath}", "--n", "40", "-o", str(cert))
-    assert r.returncode == 0 and "proved correct on every string of length 40" in r.stdout, r
-    r = _cli("verify-check", str(cert), "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["accepted"]
-    r = _cli("verify", "zoo:trained_first_last", "--language", "parity", "--n", "6", "--json")
-    assert r.returncode == 1 and json.loads(r.stdout)["proved"] == "wrong"
-    r = _cli(
-        "verify", "zoo:trained_parity", "--language", "parity", "--n", "64", "--time-limit", "0.3"
-    )
-    assert r.returncode == 3 and "UNDECIDED" in r.stdout
+    argv = ["verify", str(mpath), "--language", f"dfa:{dpath}", "--n", "40", "-o", str(cert)]
+    assert main(argv) == 0
+    assert "proved correct on every string of length 40" in capsys.readouterr().out
+    assert main(["verify-check", str(cert), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accepted"]
+    argv = ["verify", "zoo:trained_first_last", "--language", "parity", "--n", "6", "--json"]
+    assert main(argv) == 1
+    assert json.loads(capsys.readouterr().out)["proved"] == "wrong"
+    argv = ["verify", "zoo:trained_parity", "--language", "parity", "--n", "64"]
+    assert main([*argv, "--time-limit", "0.3", "--quiet"]) == 3
+    assert "UNDECIDED" in capsys.readouterr().out
     data = json.loads(cert.read_text())
     data["totals"]["wrong"] = "1"
     cert.write_text(json.dumps(data))
-    r = _cli("verify-check", str(cert))
-    assert r.returncode == 1 and "REJECTED" in r.stdout
+    assert main(["verify-check", str(cert)]) == 1
+    assert "REJECTED" in capsys.readouterr().out
+    # the real entry point: a bad input is one paragraph, no traceback
+    r = _cli("verify", "zoo:trained_parity", "--language", "dyck2", "--n", "4")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "over" in r.stderr
 
 
 @pytest.mark.parametrize(
@@ -477,3 +506,28 @@ def test_brute_force_lands_inside_the_interval_on_many_models(exhaustive):
             assert float(out.lower) <= exact <= float(out.upper), (name, n)
             if out.undecided == 0:
                 assert float(out.lower) == exact
+
+
+def test_positive_exp_arguments_are_refused_not_wrapped():
+    """e^x is tabulated for x ≤ 0: a positive argument (a key scoring above the query's top
+    that the caller meant to discard) once indexed the table with a negative number."""
+    from attncert.kernel import soft_bounds as B
+
+    for f in (B.exp_le0, B.exp_le0_fine):
+        with pytest.raises(ValueError, match="x ≤ 0"):
+            f(np.array([-1.0, 0.5]), np.array([0.0, 0.0]))
+        lo, hi = f(np.array([-1.0]), np.array([-1.0]))
+        assert lo[0] <= np.exp(-1.0) <= hi[0]
+
+
+def test_counts_beyond_python_s_decimal_limit_round_trip():
+    """|Σ|ⁿ at n = 16384 has 4,933 decimal digits, beyond Python's int-to-str limit: the
+    certificate writes it in hexadecimal, the kernel and the summary never convert it."""
+    model = compile_formula("Q_1", "temperature", alphabet="01")
+    out = verify(model, last_one(), 16384, time_limit=60, progress=False)
+    assert out.proved == "correct" and out.check.right == 2**16384
+    data = json.loads(out.certificate.to_json())
+    assert data["totals"]["right"].startswith("0x")
+    again = certificate_from_dict(data)
+    assert again.right == 2**16384 and check(again, model).accepted
+    assert "2^16384" in out.summary() and out.to_dict()["strings"] == hex(2**16384)

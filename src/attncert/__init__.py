@@ -38,6 +38,7 @@ _LAZY = {
     "compile_formula": "attncert.compile",
     "prove_agreement": "attncert.prove",
     "verify": "attncert.soft.verify",
+    "prove_all_lengths": "attncert.prove.all_lengths",
 }
 # sub-packages that are themselves the entry point (``attncert.sweep(...)`` is callable)
 _MODULES = {"sweep": "attncert.sweep"}

@@ -29,6 +29,7 @@ KERNEL = (
     "attncert.kernel.soft",
     "attncert.kernel.verify",
     "attncert.kernel.soft_uniform",
+    "attncert.kernel.all_lengths",
 )
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"

@@ -5,10 +5,11 @@ verdict                       exit  what it promises
 ============================  ====  =====================================================
 ``CERTIFIED``                 0     checked by the trusted kernel, non-trivial, and the
                                     theorem's hypotheses hold for this instance
-``CERTIFIED-TRIVIAL``         4     checked, but vacuous: no free position, or a decision
-                                    that is constant on the restriction (Corollary 2
-                                    then shows nothing beyond "the model ignores its
-                                    input there")
+``CERTIFIED-TRIVIAL``         4     checked, but vacuous: no free position; no checked
+                                    non-constancy witness (the model may be constant at
+                                    n, and then a restriction and a "misclassified" pair
+                                    show nothing a constant function would not satisfy);
+                                    or, with a language, no misclassified pair
 ``OUTSIDE-THEOREM``           5     a checked fact about the model, but a hypothesis of
                                     the theorem (or a quantitative invariant of its
                                     proof) fails: e.g. average-hard heads, unbounded

@@ -72,11 +72,13 @@ def affine(x: Enclosed, w: np.ndarray, b: np.ndarray | None = None) -> Enclosed:
     """x Wᵀ + b for exact float64 W (out × in) and b (module docstring)."""
     k = w.shape[1]
     aw = np.abs(w).T
-    m = x.mid @ w.T
-    if b is not None:
-        m = m + b
-    rad = x.rad @ aw + _gamma(k) * (np.abs(x.mid) @ aw) + 2 * U * np.abs(m)
-    return _checked(m, _up(rad, k))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        m = x.mid @ w.T
+        if b is not None:
+            m = m + b
+        rad = x.rad @ aw + _gamma(k) * (np.abs(x.mid) @ aw) + 2 * U * np.abs(m)
+        rad = _up(rad, k)
+    return _checked(m, rad)
 
 
 def add(a: Enclosed, b: Enclosed) -> Enclosed:

@@ -33,9 +33,24 @@ A certificate says, for one model (by content hash) and one input length n:
     the certified model is the hardened version of that model. The checker always
     compares the resolved model's content hash with ``model.sha256``.
 
-Versioned JSON (``format: "attncert-certificate"``, ``version: 2``; version-1 files,
-without ``model.source``, still load). Positions in the file are 1-based like the
-paper; in memory they are 0-based input indices.
+``witness`` (version 3, optional)
+    a *non-constancy witness*: two strings of length n (over Σ, not necessarily
+    ρ_L-compatible) and the model's claimed decisions on them, which differ. The kernel
+    decides both strings with its rigorous forward pass. Without it nothing shows that
+    the model's decision at length n is not constant — and then a restriction under
+    which the decision is constant, and a "misclassified" pair, say nothing about the
+    model that a constant function would not also satisfy.
+``fixed_dependence`` (version 3, optional)
+    fixed positions of ρ_L the decision depends on, where the search knows it: entries
+    ``{"position": p, "symbol": c, "decision": d}`` (p 1-based): ``witness.strings[0]``
+    is ρ_L-compatible, ρ_L fixes p, and the same string with position p changed to c
+    gets decision d, the opposite of ``witness.decisions[0]``. (For a first = last
+    classifier: the first and the last position.)
+
+Versioned JSON (``format: "attncert-certificate"``, ``version: 3``; version-1 files,
+without ``model.source``, and version-2 files, without ``witness``, still load — they
+carry no witness). Positions in the file are 1-based like the paper; in memory they
+are 0-based input indices.
 """
 
 from __future__ import annotations
@@ -52,8 +67,8 @@ from attncert.io import require as _field
 from attncert.restriction import Restriction
 
 FORMAT = "attncert-certificate"
-VERSION = 2
-VERSIONS = (1, 2)
+VERSION = 3
+VERSIONS = (1, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,25 @@ class Misclassified:
     strings: tuple[str, str]
     membership: tuple[bool, bool]
     decisions: tuple[bool, bool]  # the model's answers (claimed; re-run by the checker)
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Two strings of length n on which the model's decisions (claimed; re-decided by the
+    kernel) differ: the model is not constant at n."""
+
+    strings: tuple[str, str]
+    decisions: tuple[bool, bool]
+
+
+@dataclass(frozen=True)
+class FixedDependence:
+    """Changing fixed position ``position`` (0-based) of ``witness.strings[0]`` to
+    ``symbol`` changes the decision to ``decision``."""
+
+    position: int
+    symbol: str
+    decision: bool
 
 
 @dataclass(frozen=True)
@@ -82,6 +116,8 @@ class Certificate:
     trace: dict[str, Any] = field(default_factory=dict, compare=False)
     model_source: dict[str, Any] | None = field(default=None, compare=False)
     stages: tuple[tuple[Restriction, Restriction], ...] = ()  # per layer: after Stage 1, 2
+    witness: Witness | None = None
+    fixed_dependence: tuple[FixedDependence, ...] = ()
 
     @property
     def final_restriction(self) -> Restriction:
@@ -97,9 +133,24 @@ class Certificate:
                 "membership": list(m.membership),
                 "decisions": list(m.decisions),
             }
+        if self.witness is not None or self.fixed_dependence:
+            version = VERSION
+        else:  # what an older writer wrote: unchanged files stay byte-identical
+            version = 2 if self.model_source is not None else 1
+        extra: dict[str, Any] = {}
+        if self.witness is not None:
+            extra["witness"] = {
+                "strings": list(self.witness.strings),
+                "decisions": list(self.witness.decisions),
+            }
+        if self.fixed_dependence:
+            extra["fixed_dependence"] = [
+                {"position": f.position + 1, "symbol": f.symbol, "decision": f.decision}
+                for f in self.fixed_dependence
+            ]
         return {
             "format": FORMAT,
-            "version": VERSION if self.model_source is not None else 1,
+            "version": version,
             "model": {
                 "sha256": self.model_sha256,
                 "name": self.model_name,
@@ -124,6 +175,7 @@ class Certificate:
                 "dependency_set": [u + 1 for u in self.output_dependency],
             },
             "misclassified": mis,
+            **extra,
             "note": self.note,
             "trace": self.trace,
         }
@@ -202,6 +254,7 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate
             (bool(membership[0]), bool(membership[1])),
             (bool(decisions[0]), bool(decisions[1])),
         )
+    witness, fixed_dependence = _witness(data, source)
     return Certificate(
         model_sha256=str(_field(model, "sha256", f"{source}: model", str)),
         model_name=str(model.get("name", "")),
@@ -221,7 +274,46 @@ def certificate_from_dict(data: Any, source: str = "certificate") -> Certificate
         trace=data.get("trace") or {},
         model_source=_source(model.get("source"), f"{source}: model.source"),
         stages=tuple(stages),
+        witness=witness,
+        fixed_dependence=fixed_dependence,
     )
+
+
+def _witness(
+    data: dict[str, Any], source: str
+) -> tuple[Witness | None, tuple[FixedDependence, ...]]:
+    """The version-3 fields ``witness`` and ``fixed_dependence`` (absent: none)."""
+    w = data.get("witness")
+    witness = None
+    if w is not None:
+        where = f"{source}: witness"
+        strings = _field(w, "strings", where, list)
+        decisions = _field(w, "decisions", where, list)
+        if len(strings) != 2 or not all(isinstance(x, str) for x in strings):
+            raise SpecError("expected two strings", where=f"{where}.strings")
+        if len(decisions) != 2 or not all(isinstance(x, bool) for x in decisions):
+            raise SpecError("expected two booleans", where=f"{where}.decisions")
+        witness = Witness((strings[0], strings[1]), (decisions[0], decisions[1]))
+    entries = data.get("fixed_dependence") or []
+    if not isinstance(entries, list):
+        raise SpecError("expected a list", where=f"{source}: fixed_dependence")
+    out = []
+    for k, e in enumerate(entries):
+        where = f"{source}: fixed_dependence[{k}]"
+        pos = _field(e, "position", where, int)
+        if pos < 1:
+            raise SpecError("positions are 1-based", where=f"{where}.position")
+        out.append(
+            FixedDependence(
+                pos - 1, _field(e, "symbol", where, str), _field(e, "decision", where, bool)
+            )
+        )
+    if out and witness is None:
+        raise SpecError(
+            "fixed_dependence needs a witness (its base string is witness.strings[0])",
+            where=f"{source}: fixed_dependence",
+        )
+    return witness, tuple(out)
 
 
 def _source(value: Any, where: str) -> dict[str, Any] | None:

@@ -38,7 +38,8 @@ accuracy under the uniform distribution on Σⁿ.
 ``trace``
     untrusted notes (timings, search statistics); the checker ignores them.
 
-Counts are written as decimal strings, since they exceed 2⁵³. The checker is
+Counts are written as decimal strings, since they exceed 2⁵³ (hexadecimal ``0x…`` beyond
+about 3,900 digits). The checker is
 :mod:`attncert.kernel.verify`.
 """
 
@@ -84,9 +85,9 @@ class Leaf:
             out["z_range"] = list(self.z_range or ())
         if self.kind in ("bound", "exhaustive"):
             out.update(
-                members=str(self.members),
-                right=str(self.right),
-                wrong=str(self.wrong),
+                members=count_text(self.members),
+                right=count_text(self.right),
+                wrong=count_text(self.wrong),
                 witness=self.witness,
             )
         if self.kind == "open":
@@ -139,9 +140,9 @@ class VerifyCertificate:
             "tolerance": self.tolerance,
             "nodes": [nd.to_dict() for nd in self.nodes],
             "totals": {
-                "right": str(self.right),
-                "wrong": str(self.wrong),
-                "undecided": str(self.undecided),
+                "right": count_text(self.right),
+                "wrong": count_text(self.wrong),
+                "undecided": count_text(self.undecided),
             },
             "trace": self.trace,
         }
@@ -153,16 +154,37 @@ class VerifyCertificate:
         return write_atomic(path, self.to_json())
 
 
+HEX_FROM_BITS = 13_000  # beyond ≈ 3,900 decimal digits counts are written in hexadecimal
+
+
+def count_text(k: int) -> str:
+    """A count as the certificate writes it: decimal, or ``0x…`` hexadecimal beyond about
+    3,900 digits (Python converts such integers to decimal only slowly and by default
+    refuses to; |Σ|ⁿ at n = 16384 has 4,933 digits)."""
+    return hex(k) if k.bit_length() > HEX_FROM_BITS else str(k)
+
+
 def count(value: Any, where: str) -> int:
-    """A non-negative count written as a decimal string (or a JSON integer)."""
+    """A non-negative count written as a decimal string, a ``0x…`` hexadecimal string, or a
+    JSON integer."""
     if isinstance(value, bool):
         raise SpecError("a count is not a boolean", where=where)
     if isinstance(value, int):
         v = value
     elif isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 4000:
         v = int(value)
+    elif (
+        isinstance(value, str)
+        and value.startswith("0x")
+        and len(value) < 8000
+        and all(c in "0123456789abcdef" for c in value[2:])
+        and len(value) > 2
+    ):
+        v = int(value, 16)
     else:
-        raise SpecError(f"{value!r} is not a count", where=where, expected="a decimal string")
+        raise SpecError(
+            f"{str(value)[:40]!r} is not a count", where=where, expected="a decimal or 0x string"
+        )
     if v < 0:
         raise SpecError(f"negative count {v}", where=where)
     return v

@@ -1,9 +1,10 @@
 """Entry point of the ``attncert`` command.
 
-Conventions: ``--help`` on every command, ``--json`` for machine-readable
-output where useful, exit status 0 on success, 1 for a negative verdict
-(rejected certificate, counterexample), 2 for bad input (printed as one line,
-never a traceback), 3 for "unknown" (time-out).
+Conventions: ``--help`` on every command, ``--json`` for machine-readable output where
+useful, and one table of exit statuses (README, "Trust and honest limits"): a verdict's
+status from :mod:`attncert.verdicts` (0 CERTIFIED, 1 REFUTED, 3 UNDECIDED, 4
+CERTIFIED-TRIVIAL, 5 OUTSIDE-THEOREM), 2 for bad input (one paragraph, never a
+traceback), 130 when interrupted, 141 on a broken pipe.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ and one length n) — readable in one function, :func:`certify`:
     model + n → ρ₀ (all free; Dyck: prefix '(' / suffix ')')
       for each layer ℓ:  Stage 1 → Stage 2 → Stage 3 (maxsat | sat | random)
                          → exact collapse of layer ℓ under ρ_ℓ
-      → output dependency set → separating strings → Certificate
-      → (independently) attncert.hard.checker.check
+      → output dependency set → separating strings → non-constancy witness
+      → Certificate → (independently) attncert.hard.checker.check
 
 Everything here is untrusted search; the returned certificate is checked by
 :func:`attncert.hard.checker.check` before it is returned (``verify=True``).
@@ -40,6 +40,7 @@ from attncert.hard.search.encode import encode
 from attncert.hard.search.ranking import rank_tuples
 from attncert.hard.stages import Invariant, stage1, stage2
 from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_table
+from attncert.hard.witness import find_witness
 from attncert.kernel.forward import is_rational
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
@@ -68,6 +69,7 @@ class Options:
     time_limit: float | None = 60.0  # seconds for all Stage 3 searches together
     random_retries: int = 200
     seed: int = 0
+    witness: bool = True  # search a non-constancy witness (attncert.hard.witness)
 
     def __post_init__(self) -> None:
         if not 0 < self.eta < Fraction(1, 2):
@@ -322,6 +324,11 @@ def certify(
                 tuple(lang.contains(s) for s in pair),
                 decisions,  # type: ignore[arg-type]
             )
+    found = None
+    if options.witness:
+        if progress:
+            progress("witness")
+        found = find_witness(model, rho, out, seed=options.seed)
     deps_per_layer = [tuple(t.deps for t in tabs) for tabs in tables]
     stages = tuple(tr.pop("_stages") for tr in layer_traces)
     cert = Certificate(
@@ -339,6 +346,8 @@ def certify(
         note=note,
         model_source=model_source if model_source is not None else _embedded(model),
         stages=stages,
+        witness=None if found is None else found.witness,
+        fixed_dependence=() if found is None else found.fixed_dependence,
         trace={
             "method": options.method.value,
             "k": options.k,
@@ -352,6 +361,7 @@ def certify(
             "arithmetic": "exact rationals" if ev.field.exact else f"arb, {ev.field.prec} bits",
             "s1_statements": statements(layer_traces),
             "layers": layer_traces,
+            **({} if found is None else {"witness_search": found.trace}),
         },
     )
     if verify:

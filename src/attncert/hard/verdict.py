@@ -8,9 +8,17 @@ kernel's report, the model and the certificate.
   quantitative invariant of the Depth Reduction Lemma's proof fails (the free fraction
   after Stage 3 is re-derived here from the restrictions; the stage invariants are
   read from the search's trace and say so);
-* ``CERTIFIED-TRIVIAL`` — no free position, or a decision that is constant on the
-  restriction;
-* ``CERTIFIED`` — otherwise.
+* ``CERTIFIED-TRIVIAL`` — the certificate is vacuous: no free position; or no
+  non-constancy witness (the kernel checked no two strings of length n with different
+  decisions: the model may be constant at n, and then a restriction and a "misclassified"
+  pair say nothing a constant function would not satisfy — certificates of format
+  version ≤ 2 carry none); or a language was named and no two ρ_L-compatible strings
+  agreeing on the dependency set differ in membership (nothing is misclassified);
+* ``CERTIFIED`` — otherwise: a checked restriction, a model that is not constant at n,
+  and (with a language) a checked misclassified pair. The decision may well be constant
+  *on the restriction* — that is Theorem 1's conclusion whenever its dependency set is
+  empty — and the kernel's report then says which fixed positions of ρ_L it depends on,
+  where the search found them (:func:`dependence_text`).
 """
 
 from __future__ import annotations
@@ -66,16 +74,27 @@ def assess(cert: Certificate, model: Model, report: CheckReport) -> Assessment:
                     f"{inv.get('source')}; from the search's trace)"
                 )
     trivial = []
+    notes = []
     rho = cert.final_restriction
     if rho.num_free == 0:
         trivial.append("no free position: the restriction fixes the whole input")
-    elif not cert.output_dependency:
+    if not report.nonconstant:
         trivial.append(
-            "the decision is constant on every ρ_L-compatible input: the certificate shows only "
-            "that the model ignores its input there"
+            "no non-constancy witness: "
+            + (
+                "the certificate (format version ≤ 2) carries none"
+                if cert.witness is None and "witness_search" not in cert.trace
+                else "the search found no two strings of length n with different decisions"
+            )
+            + f" — the model may be constant at n = {cert.n}, and the certificate then shows "
+            "nothing a constant function would not satisfy"
+        )
+    if cert.language is not None and cert.misclassified is None:
+        trivial.append(
+            f"no two ρ_L-compatible strings that agree on the dependency set differ in "
+            f"membership in {cert.language}: nothing is misclassified"
         )
     hardened = model.meta.get("hardened")
-    notes = []
     if hardened:
         notes.append(
             f"the certified model is the hardened {hardened.get('from')!r} (each softmax head "
@@ -86,3 +105,28 @@ def assess(cert: Certificate, model: Model, report: CheckReport) -> Assessment:
     if trivial:
         return Assessment(Verdict.CERTIFIED_TRIVIAL, tuple(trivial + notes))
     return Assessment(Verdict.CERTIFIED, tuple(notes))
+
+
+def dependence_text(cert: Certificate, report: CheckReport) -> str:
+    """One line: what the decision depends on, in the kernel's checked terms."""
+    dep = cert.output_dependency
+    fixed = (
+        f"the fixed position(s) {_positions(report.fixed_dependence)} of ρ_L (checked)"
+        if report.fixed_dependence
+        else ""
+    )
+    if dep:
+        return f"the decision depends only on the free input positions {_positions(dep)}" + (
+            f"; the model also depends on {fixed}" if fixed else ""
+        )
+    if not report.nonconstant:
+        return "the decision is constant on the restriction (it depends on no input position)"
+    where = (
+        fixed
+        or "fixed positions of ρ_L (the search found no single one whose change alone changes it)"
+    )
+    return f"the decision is constant on the restriction; the model is not: it depends on {where}"
+
+
+def _positions(positions) -> str:
+    return "{" + ", ".join(str(u + 1) for u in positions) + "}"

@@ -32,4 +32,11 @@ the code path that found them.
   n ≥ N₀: B(n) ≤ K/n, and Theorem 6's floor at every such n); its position classes and
   their exact feature ranges are :mod:`attncert.kernel.uniform_classes`, its propagation
   :mod:`attncert.kernel.uniform_propagate`, its big numbers :mod:`attncert.kernel.dyadic`.
+* :mod:`attncert.kernel.all_lengths` — all-length certificates (Yang et al. §4: a compiled
+  model agrees with its formula at every length n ≥ N₀): the construction's gadgets from
+  the exact weights (:mod:`~attncert.kernel.all_lengths_gadgets`,
+  :mod:`~attncert.kernel.all_lengths_counting`, :mod:`~attncert.kernel.all_lengths_view`),
+  each head's error as a closed form in n (:mod:`~attncert.kernel.all_lengths_heads`), and
+  the inequalities for all n by exact Sturm sequences and arb
+  (:mod:`attncert.kernel.closed_form`).
 """

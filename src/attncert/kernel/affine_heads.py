@@ -58,7 +58,11 @@ def _first_block(rows: Rows, qs: np.ndarray, vis_all, scores, ov_lo, ov_hi):
     s_lo, s_hi = scores
     top = np.where(used, s_hi, -np.inf).max(axis=1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
-    e_lo, e_hi = B.exp_le0_fine(B.dn(s_lo - top), np.minimum(B.up(s_hi - top), 0.0))
+    # keys not used by a query can score above its top: their terms are zeroed below,
+    # but e^x is only tabulated for x ≤ 0
+    e_lo, e_hi = B.exp_le0_fine(
+        np.minimum(B.dn(s_lo - top), 0.0), np.minimum(B.up(s_hi - top), 0.0)
+    )
     e_lo, e_hi = np.where(used, e_lo, 0.0), np.where(used, e_hi, 0.0)
     e_mid, e_rad = B.centre(e_lo, e_hi)
     ov_mid, ov_rad = B.centre(ov_lo, ov_hi)

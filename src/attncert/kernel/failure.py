@@ -16,6 +16,20 @@ class Failure:
         return f"{self.claim} ({self.where}): {self.reason}"
 
 
+@dataclass(frozen=True)
+class CheckReport:
+    """A checker's answer: accepted, or the failures; the facts it re-derived."""
+
+    accepted: bool
+    failures: tuple[Failure, ...]
+    facts: tuple[str, ...]
+
+    def summary(self) -> str:
+        if self.accepted:
+            return "CHECKED: " + "; ".join(self.facts)
+        return "REJECTED: " + "; ".join(str(f) for f in self.failures)
+
+
 class _Reject(Exception):
     def __init__(self, failure: Failure):
         super().__init__(str(failure))

@@ -18,7 +18,15 @@ Corollary 2 on one model and one length n) — part of **the trust boundary**.
    (Theorem 1 on this instance);
 5. the misclassified strings are ρ_L-compatible, agree on that set, get the claimed
    decisions from an independent rigorous forward pass
-   (:mod:`attncert.kernel.forward`), and differ in membership (Corollary 2).
+   (:mod:`attncert.kernel.forward`), and differ in membership (Corollary 2);
+6. the non-constancy witness (certificate version 3): two strings of length n over Σ
+   whose decisions, by the same rigorous forward pass, are the claimed ones and differ —
+   so the model is not constant at n, and a restriction under which its decision is
+   constant is Theorem 1's conclusion, not a property of a constant function; a witness
+   string that is ρ_L-compatible must also get the decision the collapsed tables give;
+7. each claimed fixed-position dependence: ``witness.strings[0]`` is ρ_L-compatible, ρ_L
+   fixes the position, and changing that one symbol gives the claimed, opposite decision
+   (the decision depends on that fixed input).
 
 Arithmetic: every activation is held as a rigorous float64 enclosure
 (:mod:`attncert.arith.enclose`); a comparison is decided in floats only when the
@@ -70,6 +78,8 @@ class CheckReport:
     seconds: float = 0.0
     output_dependency: tuple[int, ...] = field(default=())
     arithmetic: str = ""  # "exact rationals" or "arb, P bits"
+    nonconstant: bool = False  # a witness was checked: two strings with different decisions
+    fixed_dependence: tuple[int, ...] = ()  # checked fixed positions (0-based) it depends on
 
     def summary(self) -> str:
         if self.accepted:
@@ -215,13 +225,21 @@ def check(cert: Certificate, model: Model) -> CheckReport:
         )
         if cert.misclassified is not None:
             _check_misclassified(cert, model, output, facts)
+        fixed = _check_witness(cert, model, output, facts) if cert.witness is not None else None
     except _Reject as rej:
         return CheckReport(False, (rej.failure,), tuple(facts), time.perf_counter() - t0)
     except Undecided as err:
         failure = Failure("arithmetic", "precision", err.message)
         return CheckReport(False, (failure,), tuple(facts), time.perf_counter() - t0)
     return CheckReport(
-        True, (), tuple(facts), time.perf_counter() - t0, cert.output_dependency, arithmetic
+        True,
+        (),
+        tuple(facts),
+        time.perf_counter() - t0,
+        cert.output_dependency,
+        arithmetic,
+        nonconstant=fixed is not None,
+        fixed_dependence=fixed or (),
     )
 
 
@@ -423,3 +441,127 @@ def _check_misclassified(
             "ρ_L-compatible strings so that each pair gets one answer but has both parities: "
             "accuracy on them is exactly 1/2"
         )
+
+
+def _decide_claim(model: Model, s: str, claim: str, where: str) -> bool:
+    """The rigorous decision on ``s``; a comparison still open at the precision cap is
+    an arithmetic failure naming the claim (the check then says UNDECIDED)."""
+    try:
+        return decide(model, s)
+    except Undecided as err:
+        raise Undecided(f"{claim} {where}: {err.message}") from None
+
+
+def _check_witness(
+    cert: Certificate,
+    model: Model,
+    output: tuple[tuple[int, ...], int, list[bool]],
+    facts: list[str],
+) -> tuple[int, ...]:
+    """Claims 6 and 7 of the module docstring; the checked fixed positions (0-based)."""
+    w = cert.witness
+    assert w is not None
+    rho = cert.final_restriction
+    symbols = set(model.alphabet)
+    got = []
+    for k, s in enumerate(w.strings):
+        if len(s) != cert.n:
+            _fail("witness", f"strings[{k}]", f"has length {len(s)}, not n = {cert.n}")
+        bad = next((i for i, c in enumerate(s) if c not in symbols), None)
+        if bad is not None:
+            _fail(
+                "witness",
+                f"strings[{k}] position {bad + 1}",
+                f"{s[bad]!r} is not a symbol of the alphabet {''.join(model.alphabet)}",
+            )
+        run = _decide_claim(model, s, "witness", f"strings[{k}]")
+        if run != w.decisions[k]:
+            _fail(
+                "witness",
+                f"decisions[{k}]",
+                f"the rigorous forward pass gives {run} on strings[{k}], not {w.decisions[k]}",
+            )
+        if rho.compatible(s) and all(c in rho.symbols for c in s):
+            table = _table_decision(rho, output, s)
+            if run != table:
+                _fail(
+                    "witness",
+                    f"strings[{k}]",
+                    f"ρ_L-compatible, but the rigorous forward pass gives {run} and the "
+                    f"collapsed tables {table}",
+                )
+        got.append(run)
+    if got[0] == got[1]:
+        _fail(
+            "witness",
+            "decisions",
+            f"the model answers {got[0]} on both strings: they do not show that the decision "
+            "is non-constant",
+        )
+    differ = [i for i in range(cert.n) if w.strings[0][i] != w.strings[1][i]]
+    where = (
+        f"they differ only at input position {differ[0] + 1}"
+        if len(differ) == 1
+        else f"they differ at {len(differ)} input positions"
+    )
+    facts.append(
+        f"the model is not constant at n = {cert.n}: two strings get decisions "
+        f"{got[0]} and {got[1]} ({where})"
+    )
+    if not cert.fixed_dependence:
+        return ()
+    base = w.strings[0]
+    if not (rho.compatible(base) and all(c in rho.symbols for c in base)):
+        _fail(
+            "fixed_dependence",
+            "witness.strings[0]",
+            "the base string of a fixed-position dependence must be ρ_L-compatible",
+        )
+    out = []
+    for k, fd in enumerate(cert.fixed_dependence):
+        here = f"fixed_dependence[{k}]"
+        u = fd.position
+        if u >= cert.n:
+            _fail("fixed_dependence", here, f"position {u + 1} is beyond n = {cert.n}")
+        if rho.fixed[u] is None:
+            _fail(
+                "fixed_dependence",
+                here,
+                f"position {u + 1} is free under ρ_L (a free input belongs in the output's "
+                "dependency set)",
+            )
+        if fd.symbol not in symbols or fd.symbol == base[u]:
+            _fail(
+                "fixed_dependence",
+                here,
+                f"symbol {fd.symbol!r} is not another symbol of the alphabet at position {u + 1} "
+                f"(ρ_L fixes {base[u]!r})",
+            )
+        changed = base[:u] + fd.symbol + base[u + 1 :]
+        run = _decide_claim(model, changed, "fixed_dependence", f"[{k}]")
+        if run != fd.decision:
+            _fail(
+                "fixed_dependence",
+                here,
+                f"with position {u + 1} changed to {fd.symbol!r} the rigorous forward pass "
+                f"gives {run}, not {fd.decision}",
+            )
+        if run == got[0]:
+            _fail(
+                "fixed_dependence",
+                here,
+                f"changing position {u + 1} to {fd.symbol!r} leaves the decision {run}: the "
+                "decision is not shown to depend on it",
+            )
+        out.append(u)
+    facts.append(
+        f"the decision depends on the fixed position(s) {_fmt(out)} of ρ_L: changing one of "
+        "them in a ρ_L-compatible string changes it"
+    )
+    return tuple(sorted(out))
+
+
+def _table_decision(rho, output: tuple[tuple[int, ...], int, list[bool]], s: str) -> bool:
+    deps, base, decisions = output
+    alpha = {c: k for k, c in enumerate(rho.symbols)}
+    return decisions[_row_of(deps, {u: alpha[s[u]] for u in deps}, base)]

@@ -51,7 +51,6 @@ another position changes, and one when the position itself changes):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 from flint import arb, ctx
@@ -59,6 +58,7 @@ from flint import arb, ctx
 from attncert.arith.field import Undecided
 from attncert.errors import InputError, SpecError
 from attncert.kernel import soft_bounds as B
+from attncert.kernel.failure import CheckReport, Failure
 from attncert.kernel.soft_affine import Unsupported, restriction_range
 from attncert.kernel.soft_propagate import propagate, readout_index, split_by_symbol
 from attncert.kernel.trace import forward_rigorous
@@ -72,26 +72,7 @@ __implements__ = (
 FORMAT, VERSION = "attncert-soft-certificate", 1
 
 
-@dataclass(frozen=True)
-class Failure:
-    claim: str
-    where: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.claim} ({self.where}): {self.reason}"
-
-
-@dataclass(frozen=True)
-class SoftCheckReport:
-    accepted: bool
-    failures: tuple[Failure, ...]
-    facts: tuple[str, ...]
-
-    def summary(self) -> str:
-        if self.accepted:
-            return "CHECKED: " + "; ".join(self.facts)
-        return "REJECTED: " + "; ".join(str(f) for f in self.failures)
+SoftCheckReport = CheckReport  # what the checker answers (attncert.kernel.failure)
 
 
 # ----------------------------------------------------------------------------- pairs

@@ -147,18 +147,23 @@ def _mean_logit(model: Model, f: A.Form, rows: Rows) -> tuple[float, float]:
     return float(lo[0, 0]), float(hi[0, 0])
 
 
+def hard_head(model: Model) -> str | None:
+    """The first head that is not a softmax head, in words (None if every head is)."""
+    for li, layer in enumerate(model.layers):
+        for hi, head in enumerate(layer.heads):
+            if head.kind is not AttentionKind.SOFTMAX:
+                return f"layers[{li}].heads[{hi}] is a {head.kind.value} hard-attention head"
+    return None
+
+
 def applicable(model: Model, n: int, free: int | None = None) -> str | None:
     """None if the affine propagation applies to ``model`` at length ``n`` with ``free``
     free positions (default n/4), else why not."""
     if not model.layers:
         return "a model without layers"
-    for li, layer in enumerate(model.layers):
-        for hi, head in enumerate(layer.heads):
-            if head.kind is not AttentionKind.SOFTMAX:
-                return (
-                    f"layers[{li}].heads[{hi}] is a {head.kind.value} hard-attention head "
-                    "(affine forms bound softmax heads)"
-                )
+    hard = hard_head(model)
+    if hard:
+        return hard + " (affine forms bound softmax heads)"
     if len(model.alphabet) < 2:
         return "a one-symbol alphabet has nothing to choose"
     n_tok = model.n_tokens(n)

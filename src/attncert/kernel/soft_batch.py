@@ -44,7 +44,8 @@ from attncert.arith.filter import Enclosed
 from attncert.errors import UnsupportedError
 from attncert.kernel import soft_bounds as B
 from attncert.kernel.affine_heads import beta_enclosure
-from attncert.model.spec import AttentionKind, Model
+from attncert.kernel.soft_affine import hard_head
+from attncert.model.spec import Model
 
 __implements__ = ("Hahn Theorem 6",)
 
@@ -59,16 +60,8 @@ def tokens(model: Model, strings: Sequence[str]) -> np.ndarray:
 
 def unsupported(model: Model) -> str | None:
     """None if :func:`logit_bounds` applies to ``model``, else why not."""
-    if not model.layers:
-        return "a model without layers"
-    for li, layer in enumerate(model.layers):
-        for hi, head in enumerate(layer.heads):
-            if head.kind is not AttentionKind.SOFTMAX:
-                return (
-                    f"layers[{li}].heads[{hi}] is a {head.kind.value} hard-attention head "
-                    "(the soft verifier bounds softmax heads)"
-                )
-    return None
+    hard = hard_head(model)
+    return hard + " (the soft verifier bounds softmax heads)" if hard else None
 
 
 def logit_bounds(model: Model, toks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

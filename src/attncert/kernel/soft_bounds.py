@@ -157,8 +157,17 @@ def _tables():
     )
 
 
+def _nonpositive(*xs) -> None:
+    """The tables hold e^x for x ≤ 0 only: a positive argument is a caller's error (a
+    negative table index would wrap around silently), never an answer."""
+    for x in xs:
+        if np.any(np.asarray(x) > 0):
+            raise ValueError("exp_le0: an argument is positive; the tables cover x ≤ 0 only")
+
+
 def exp_le0(xlo, xhi):
     """[e^xlo, e^xhi] for x ≤ 0: x ∈ [−(k+1)/2¹⁶, −k/2¹⁶] with k = ⌊−x·2¹⁶⌋; ≤ −64 → [0, e⁻⁶⁴]."""
+    _nonpositive(xlo, xhi)
     clo, chi, flo, fhi, _, _ = _tables()
     top = 64.0 * 65536
     with np.errstate(over="ignore"):  # huge arguments: inf, then the table's end
@@ -176,6 +185,7 @@ def exp_le0_fine(xlo, xhi):
     δ = x + k·2⁻¹⁶ ∈ (−2⁻¹⁶, 0] — exact by Sterbenz's lemma, since −x and k·2⁻¹⁶ are within
     a factor 2 — e^x = e^{−k·2⁻¹⁶}·e^δ with 1 + δ ≤ e^δ ≤ 1 + δ + δ²/2 (Taylor, δ ≤ 0);
     beyond −64, [0, e⁻⁶⁴] as :func:`exp_le0`."""
+    _nonpositive(xlo, xhi)
     clo, chi, flo, fhi, _, _ = _tables()
     top = 64.0 * 65536
 

@@ -55,7 +55,6 @@ fractions are exact rationals written ``"p/q"``)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 from flint import ctx
@@ -63,6 +62,7 @@ from flint import ctx
 from attncert.errors import SpecError, UnsupportedError
 from attncert.kernel import dyadic as Q
 from attncert.kernel import soft_bounds as B
+from attncert.kernel.failure import CheckReport, Failure
 from attncert.kernel.uniform_classes import (
     count_fraction,
     hypotheses,
@@ -85,26 +85,7 @@ STATEMENT = (
 )
 
 
-@dataclass(frozen=True)
-class Failure:
-    claim: str
-    where: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.claim} ({self.where}): {self.reason}"
-
-
-@dataclass(frozen=True)
-class UniformCheckReport:
-    accepted: bool
-    failures: tuple[Failure, ...]
-    facts: tuple[str, ...]
-
-    def summary(self) -> str:
-        if self.accepted:
-            return "CHECKED: " + "; ".join(self.facts)
-        return "REJECTED: " + "; ".join(str(f) for f in self.failures)
+UniformCheckReport = CheckReport  # what the checker answers (attncert.kernel.failure)
 
 
 # ----------------------------------------------------------------------------- the statement

@@ -33,6 +33,7 @@ The verdict "proved correct on every string of length n" is right = |Σ|ⁿ.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,7 @@ import numpy as np
 from attncert.certificates.verify import VerifyCertificate
 from attncert.errors import AttncertError, InputError
 from attncert.kernel import soft_bounds as B
+from attncert.kernel.failure import CheckReport, Failure, _fail, _Reject
 from attncert.kernel.soft import decide
 from attncert.kernel.soft_affine import Unsupported, restriction_range
 from attncert.kernel.soft_batch import logit_bounds, unsupported
@@ -57,37 +59,13 @@ EXHAUSTIVE_MAX = 1 << 20  # completions the checker evaluates for one exhaustive
 
 
 @dataclass(frozen=True)
-class Failure:
-    claim: str
-    where: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.claim} ({self.where}): {self.reason}"
-
-
-@dataclass(frozen=True)
-class VerifyCheckReport:
+class VerifyCheckReport(CheckReport):
     """The checker's answer: accepted, and if so the re-derived counts."""
 
-    accepted: bool
-    failures: tuple[Failure, ...]
-    facts: tuple[str, ...]
     total: int = 0
     right: int = 0
     wrong: int = 0
     undecided: int = 0
-
-    def summary(self) -> str:
-        if not self.accepted:
-            return "REJECTED: " + "; ".join(str(f) for f in self.failures)
-        return "ACCEPTED: " + "; ".join(self.facts)
-
-
-class _Reject(Exception):
-    def __init__(self, claim: str, where: str, reason: str):
-        super().__init__(reason)
-        self.failure = Failure(claim, where, reason)
 
 
 def decide_string(model: Model, s: str, where: str) -> bool:
@@ -95,9 +73,7 @@ def decide_string(model: Model, s: str, where: str) -> bool:
     an undecided sign is a rejection."""
     prec, ball = decide(model, s)
     if prec is None:
-        raise _Reject(
-            "arithmetic", where, f"the logit's sign on {s[:32]}… is undecided at 4096 bits"
-        )
+        _fail("arithmetic", where, f"the logit's sign on {s[:32]}… is undecided at 4096 bits")
     return bool(ball > 0)
 
 
@@ -139,7 +115,7 @@ def check(cert: VerifyCertificate, model: Model) -> VerifyCheckReport:
 
 def _identity(cert: VerifyCertificate, model: Model) -> Language:
     if cert.model_sha256 != model.digest:
-        raise _Reject(
+        _fail(
             "model",
             "model.sha256",
             f"certificate is for model {cert.model_sha256[:12]}…, this model's hash is "
@@ -147,20 +123,18 @@ def _identity(cert: VerifyCertificate, model: Model) -> Language:
         )
     why = unsupported(model)
     if why:
-        raise _Reject("model", "model", why)
+        _fail("model", "model", why)
     if tuple(cert.alphabet) != tuple(model.alphabet):
-        raise _Reject(
-            "alphabet", "alphabet", f"the model's alphabet is {''.join(model.alphabet)!r}"
-        )
+        _fail("alphabet", "alphabet", f"the model's alphabet is {''.join(model.alphabet)!r}")
     try:
         if isinstance(cert.language, dict):
             lang = DFA.from_dict(cert.language.get("dfa"), source="language.dfa")
         else:
             lang = make_language(cert.language)
     except AttncertError as err:
-        raise _Reject("language", "language", err.message) from None
+        _fail("language", "language", err.message)
     if set(lang.alphabet) != set(model.alphabet):
-        raise _Reject(
+        _fail(
             "language",
             "language",
             f"{lang.name} is over {''.join(lang.alphabet)!r}, the model over "
@@ -168,9 +142,9 @@ def _identity(cert: VerifyCertificate, model: Model) -> Language:
         )
     why = supported(lang)
     if why:
-        raise _Reject("language", "language", why)
+        _fail("language", "language", why)
     if not 0 <= cert.tolerance <= 1e-3:
-        raise _Reject("tolerance", "tolerance", f"{cert.tolerance} is outside [0, 1e-3]")
+        _fail("tolerance", "tolerance", f"{cert.tolerance} is outside [0, 1e-3]")
     return lang
 
 
@@ -179,40 +153,38 @@ def _cubes(cert: VerifyCertificate) -> list[str]:
     n, alpha = cert.n, cert.alphabet
     nodes = cert.nodes
     if not nodes:
-        raise _Reject("tree", "nodes", "no root")
+        _fail("tree", "nodes", "no root")
     root = nodes[0]
     if root.parent is not None or root.symbol is not None:
-        raise _Reject("tree", "nodes[0]", "the root has no parent and no symbol")
+        _fail("tree", "nodes[0]", "the root has no parent and no symbol")
     cubes = [FREE * n]
     children: dict[int, list[str]] = {}
     for k, nd in enumerate(nodes):
         where = f"nodes[{k}]"
         if (nd.split is None) == (nd.leaf is None):
-            raise _Reject("tree", where, "a node is either split (internal) or a leaf")
+            _fail("tree", where, "a node is either split (internal) or a leaf")
         if nd.split is not None and not 1 <= nd.split <= n:
-            raise _Reject("tree", f"{where}.split", f"position {nd.split} is outside 1…{n}")
+            _fail("tree", f"{where}.split", f"position {nd.split} is outside 1…{n}")
         if k == 0:
             continue
         p = nd.parent
         if p is None or not 0 <= p < k:
-            raise _Reject("tree", f"{where}.parent", f"{p!r}: expected an earlier node")
+            _fail("tree", f"{where}.parent", f"{p!r}: expected an earlier node")
         parent = nodes[p]
         if parent.split is None:
-            raise _Reject("tree", f"{where}.parent", f"node {p} is a leaf")
+            _fail("tree", f"{where}.parent", f"node {p} is a leaf")
         if nd.symbol not in alpha:
-            raise _Reject("tree", f"{where}.symbol", f"{nd.symbol!r} is not a symbol of Σ")
+            _fail("tree", f"{where}.symbol", f"{nd.symbol!r} is not a symbol of Σ")
         pos = parent.split - 1
         if cubes[p][pos] != FREE:
-            raise _Reject(
-                "tree", f"nodes[{p}].split", f"position {parent.split} is already fixed there"
-            )
+            _fail("tree", f"nodes[{p}].split", f"position {parent.split} is already fixed there")
         children.setdefault(p, []).append(nd.symbol)
         cubes.append(cubes[p][:pos] + nd.symbol + cubes[p][pos + 1 :])
     for k, nd in enumerate(nodes):
         if nd.split is not None:
             syms = children.get(k, [])
             if sorted(syms) != sorted(alpha) or len(set(syms)) != len(syms):
-                raise _Reject(
+                _fail(
                     "tree",
                     f"nodes[{k}]",
                     f"its children carry the symbols {syms}: each of {list(alpha)} exactly "
@@ -243,7 +215,7 @@ def _check(cert: VerifyCertificate, model: Model, facts: list[str]) -> tuple[int
         else:
             r, w = _exhaustive_leaf(model, lang, leaf, rho, size, where)
         if (r, w) != (leaf.right, leaf.wrong):
-            raise _Reject(
+            _fail(
                 "counts",
                 where,
                 f"right/wrong are {r}/{w}, the leaf claims {leaf.right}/{leaf.wrong}",
@@ -258,9 +230,9 @@ def _check(cert: VerifyCertificate, model: Model, facts: list[str]) -> tuple[int
         ("undecided", cert.undecided, undecided),
     ):
         if claimed != got:
-            raise _Reject("totals", f"totals.{what}", f"the leaves give {got}, not {claimed}")
+            _fail("totals", f"totals.{what}", f"the leaves give {got}, not {claimed}")
     if right + wrong + undecided != total:  # implied by the partition; checked anyway
-        raise _Reject("totals", "totals", f"the counts do not add up to |Σ|ⁿ = {total}")
+        _fail("totals", "totals", f"the counts do not add up to |Σ|ⁿ = {total}")
     facts.append(
         f"{len(cert.nodes)} nodes partition Σ^{n}: {kinds['bound']} bound, "
         f"{kinds['exhaustive']} exhaustive, {kinds['open']} open leaves"
@@ -273,50 +245,52 @@ def _check(cert: VerifyCertificate, model: Model, facts: list[str]) -> tuple[int
 
 
 def _short(k: int) -> str:
-    """An exact count, or for more than 15 digits its leading digits (the certificate
-    holds the exact numbers)."""
-    t = str(k)
-    return t if len(t) <= 15 else f"≈{t[0]}.{t[1:5]}e{len(t) - 1}"
+    """An exact count, or beyond 10¹⁵ its leading digits (the certificate holds the exact
+    numbers; no decimal conversion of huge integers)."""
+    if k < 10**15:
+        return str(k)
+    e = math.floor(math.log10(k))
+    return f"≈{10 ** (math.log10(k) - e):.4f}e{e}"
 
 
 def _counts(lang: Language, rho: str, size: int, decision: bool, members: int | None, where):
     m = count_members(lang, rho)
     if m != members:
-        raise _Reject("counts", f"{where}.members", f"the cube has {m} members of {lang.name}")
+        _fail("counts", f"{where}.members", f"the cube has {m} members of {lang.name}")
     return (m, size - m) if decision else (size - m, m)
 
 
 def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
     if leaf.method == "affine":
         if leaf.base is None:
-            raise _Reject("bound", f"{where}.base", "the affine method needs its base completion")
+            _fail("bound", f"{where}.base", "the affine method needs its base completion")
         try:
             got = restriction_range(model, rho, leaf.base)
         except InputError as err:
-            raise _Reject("bound", f"{where}.base", err.message) from None
+            _fail("bound", f"{where}.base", err.message)
         except Unsupported as err:
-            raise _Reject("bound", f"{where}.method", str(err)) from None
+            _fail("bound", f"{where}.method", str(err))
         z_lo, z_hi = got.z_lo, got.z_hi
     elif leaf.method == "box":
         z_lo, z_hi = propagate(model, rho, False)[:2]
     else:
-        raise _Reject("bound", f"{where}.method", f"{leaf.method!r}: expected 'affine' or 'box'")
+        _fail("bound", f"{where}.method", f"{leaf.method!r}: expected 'affine' or 'box'")
     c_lo, c_hi = leaf.z_range
     if c_lo > z_lo or c_hi < z_hi:
-        raise _Reject(
+        _fail(
             "bound",
             f"{where}.z_range",
             f"claimed [{c_lo!r}, {c_hi!r}] is not sound: re-derived [{z_lo!r}, {z_hi!r}]",
         )
     for c, z in ((c_lo, z_lo), (c_hi, z_hi)):
         if abs(c - z) > tol * max(1.0, abs(z)):
-            raise _Reject(
+            _fail(
                 "bound",
                 f"{where}.z_range",
                 f"claimed {c!r} is not what the propagation gives ({z!r}, tolerance {tol})",
             )
     if (leaf.decision and not c_lo > 0) or (not leaf.decision and not c_hi <= 0):
-        raise _Reject(
+        _fail(
             "bound",
             f"{where}.decision",
             f"the range [{c_lo!r}, {c_hi!r}] does not give decision {leaf.decision} on "
@@ -327,7 +301,7 @@ def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
 
 def _exhaustive_leaf(model, lang, leaf, rho, size, where) -> tuple[int, int]:
     if size > EXHAUSTIVE_MAX:
-        raise _Reject(
+        _fail(
             "exhaustive",
             where,
             f"{size} completions: more than the checker enumerates ({EXHAUSTIVE_MAX})",
@@ -337,7 +311,7 @@ def _exhaustive_leaf(model, lang, leaf, rho, size, where) -> tuple[int, int]:
     member = np.array([lang.contains(s) for s in strings])
     m = int(member.sum())
     if m != leaf.members:
-        raise _Reject("counts", f"{where}.members", f"the cube has {m} members of {lang.name}")
+        _fail("counts", f"{where}.members", f"the cube has {m} members of {lang.name}")
     r = int((accept == member).sum())
     return r, size - r
 
@@ -345,20 +319,20 @@ def _exhaustive_leaf(model, lang, leaf, rho, size, where) -> tuple[int, int]:
 def _witness(model, lang, leaf, rho, where) -> None:
     w = leaf.witness
     if w is None:
-        raise _Reject("witness", f"{where}.witness", "a leaf with wrong > 0 needs a witness string")
+        _fail("witness", f"{where}.witness", "a leaf with wrong > 0 needs a witness string")
     if len(w) != len(rho) or any(r != FREE and r != c for r, c in zip(rho, w, strict=True)):
-        raise _Reject("witness", f"{where}.witness", f"{w[:32]}… is not a completion of the cube")
+        _fail("witness", f"{where}.witness", f"{w[:32]}… is not a completion of the cube")
     if any(c not in model.alphabet for c in w):
-        raise _Reject("witness", f"{where}.witness", "a symbol outside Σ")
+        _fail("witness", f"{where}.witness", "a symbol outside Σ")
     decision = decide_string(model, w, f"{where}.witness")
     if lang.contains(w) == decision:
-        raise _Reject(
+        _fail(
             "witness",
             f"{where}.witness",
             f"the model decides {decision} on {w[:32]}…, which is right for {lang.name}",
         )
     if leaf.kind == "bound" and decision != leaf.decision:
-        raise _Reject(
+        _fail(
             "witness",
             f"{where}.witness",
             f"arb gives decision {decision}, the leaf {leaf.decision}",

@@ -190,8 +190,8 @@ ZOO_DESCRIPTIONS: dict[str, str] = {
     "anbn": "aⁿbⁿ recogniser: a leftmost-hard head looks for a misplaced symbol, with the "
     "positional features [i>n/2] and (−1)^n",
     "random-L2-H2-d16": "seeded random model, 2 layers × 2 leftmost-hard heads, d = 16 (seed "
-    "0); certify's default — from n = 64 on its decision is constant on the restriction "
-    "found (CERTIFIED-TRIVIAL)",
+    "0); certify's default until issue 24 — it answers the same on every string tried, so "
+    "its certificates carry no non-constancy witness (CERTIFIED-TRIVIAL)",
 }
 
 

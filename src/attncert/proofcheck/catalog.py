@@ -37,6 +37,74 @@ _T1 = ("Theorem 1", "Corollary 2")
 #: position (¬◁⊤) holds a and is followed by a b after a's only (U).
 ALTERNATING_AB = "Q_b & !(true S ((Q_a & next Q_a) | (Q_b & next Q_b))) & (true S (!prev true & Q_a & (Q_a U Q_b)))"
 _HAHN = "Hahn 2020"
+_NGRAM = "prev prev Q_a & prev Q_b & Q_c"
+_FLIP_FLOP = (
+    "!(true S ((Q_x & !((Q_x | Q_y) S Q_0)) | (Q_y & !((Q_x | Q_y) S Q_1)))"
+    " | (Q_x & !((Q_x | Q_y) S Q_0)) | (Q_y & !((Q_x | Q_y) S Q_1)))"
+)
+_PARITY_NOPRED = "!(#<[prev Q_1] = #>[Q_1] | true S (#<[prev Q_1] = #>[Q_1]))"
+_DYCK1 = "!(true S (#<[Q_)] > #<[Q_(]) | #<[Q_)] > #<[Q_(]) & #<[Q_(] = #<[Q_)]"
+#: (result, name, description, formula, alphabet, regime) of the all-length artifacts (issue
+#: 23): every result of Yang et al. §4 in every regime the compiler offers for it.
+_ALL_LENGTHS = (
+    ("Proposition 11", "first", "Proposition 11(a), 'first',", "first", "ab", "proposition11"),
+    ("Proposition 11", "last", "Proposition 11(b), 'last',", "last", "ab", "proposition11"),
+    *(
+        ("Theorem 12", "prev-next", "◁Q_1 ∧ ▷Q_0 (TL[◁,▷])", "prev Q_1 & next Q_0", "01", r)
+        for r in ("temperature", "unbounded")
+    ),
+    *(
+        ("Theorem 13", "trigram", "the trigram detector ◁◁Q_a ∧ ◁Q_b ∧ Q_c", _NGRAM, "abc", r)
+        for r in ("future-masked", "future-masked-unbounded")
+    ),
+    *(
+        (
+            "Theorem 15",
+            "since-until",
+            "Q_a S Q_b ∨ Q_b U Q_c (TL[S,U])",
+            "Q_a S Q_b | Q_b U Q_c",
+            "abc",
+            r,
+        )
+        for r in ("temperature", "unbounded")
+    ),
+    *(
+        ("Theorem 16", "since", "Q_a S Q_b", "Q_a S Q_b", "abc", r)
+        for r in ("future-masked", "future-masked-unbounded")
+    ),
+    *(
+        ("Corollary 17", "alternating-ab", "(ab)⁺ in LTL", ALTERNATING_AB, "ab", r)
+        for r in ("temperature", "unbounded")
+    ),
+    *(
+        ("Corollary 18", "flip-flop", "the flip-flop language (past LTL)", _FLIP_FLOP, "01xy", r)
+        for r in ("future-masked", "future-masked-unbounded")
+    ),
+    *(
+        ("Theorem 20", "parity", "PARITY as ODD(#←[Q_1])", "ODD(#<[Q_1])", "01", r)
+        for r in ("temperature", "unbounded")
+    ),
+    (
+        "Theorem 21",
+        "majority",
+        "MAJORITY #←[Q_1] > #←[Q_0]",
+        "#<[Q_1] > #<[Q_0]",
+        "01",
+        "future-masked",
+    ),
+    *(
+        (
+            "Corollary 22",
+            "parity-nopred",
+            "PARITY without numerical predicates (§4.5)",
+            _PARITY_NOPRED,
+            "01",
+            r,
+        )
+        for r in ("temperature", "unbounded")
+    ),
+    ("Corollary 23", "dyck1", "Dyck-1 via Appendix E's counts", _DYCK1, "()", "future-masked"),
+)
 _YANG = "Yang 2024"
 
 CATALOG: tuple[ArtifactSpec, ...] = (
@@ -299,5 +367,29 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         ),
         {"language": "dyck2", "max_len": 4, "soft_model": "zoo:dyck2_program_soft"},
         model="zoo:dyck2_program",
+    ),
+    *(
+        ArtifactSpec(
+            f"yang2024/{result.lower().replace(' ', '')}/{name}"
+            + ("" if regime == "proposition11" else f"-{regime}")
+            + "-all-lengths",
+            "all_lengths",
+            Exhibits(
+                _YANG,
+                (result,),
+                f"{text} compiled "
+                + (f"in the {regime} regime" if regime != "proposition11" else "as in the proof")
+                + " computes the formula at every position of every string of every length "
+                "n ≥ 1: closed-form error bounds checked by the kernel for all n ≥ N0, z3 below.",
+            ),
+            {"alphabet": alphabet, "cross_check": 4}
+            | (
+                {"construction": "proposition11"}
+                if regime == "proposition11"
+                else {"regime": regime}
+            ),
+            formula=formula,
+        )
+        for result, name, text, formula, alphabet, regime in _ALL_LENGTHS
     ),
 )

@@ -202,7 +202,9 @@ def certify_task(cell: Cell) -> dict[str, Any]:
         "free": rho.num_free,
         "free_fraction": rho.free_fraction,
         "output_dependency": [u + 1 for u in cert.output_dependency],
-        "decision_constant": not cert.output_dependency,
+        "decision_constant": not cert.output_dependency,  # on the restriction
+        "model_nonconstant": report.nonconstant,  # a checked witness at n
+        "fixed_dependence": [u + 1 for u in report.fixed_dependence],
         "misclassified": cert.misclassified is not None,
         "seconds_search": t.get("seconds_search"),
         "seconds_check": t.get("seconds_check"),

@@ -10,6 +10,9 @@ intent. Two distributions per language:
 
   - parity, first_last, majority: uniform random strings over {0, 1} (the natural
     distribution; for majority, ties at even n are non-members);
+  - ones_star (1*): half the strings 1ⁿ, a quarter 1ⁿ with one 0 at a uniform
+    position, a quarter with a uniform number k ∈ 2..n of 0s at uniform positions
+    (uniform strings alone would be rejected by a constant model);
   - dyck1: at even n, half uniformly random Dyck words (the cycle lemma), half
     non-members — a quarter with as many "(" as ")" but a prefix that dips below 0, a
     sixth with one symbol of a Dyck word flipped, the rest uniform random strings
@@ -40,6 +43,7 @@ EVAL_DESCRIPTION = {
     "parity": "uniform random strings over {0,1}",
     "first_last": "uniform random strings over {0,1}",
     "majority": "uniform random strings over {0,1} (ties are non-members)",
+    "ones_star": "half 1ⁿ, 1/4 one 0 at a uniform position, 1/4 with k ∈ 2..n zeros",
     "dyck1": "half uniform Dyck words, half non-members (1/4 count-balanced with a "
     "negative prefix, 1/6 one-symbol flips of Dyck words, the rest uniform); odd n: "
     "uniform",
@@ -102,6 +106,14 @@ def _dyck1(rng: np.random.Generator, n: int) -> str:
     return _uniform(rng, n, "()")
 
 
+def _ones_star(rng: np.random.Generator, n: int) -> str:
+    u = rng.random()
+    if u < 0.5 or n == 0:
+        return "1" * n
+    zeros = 1 if u < 0.75 or n < 2 else int(rng.integers(2, n + 1))
+    return "".join(np.where(np.isin(np.arange(n), rng.permutation(n)[:zeros]), "0", "1"))
+
+
 def _majority_train(rng: np.random.Generator, n: int) -> str:
     if rng.random() < 0.5:
         return _uniform(rng, n)
@@ -115,6 +127,8 @@ _SAMPLERS: dict[tuple[str, str], Sampler] = {
     ("first_last", "eval"): _uniform,
     ("majority", "train"): _majority_train,
     ("majority", "eval"): _uniform,
+    ("ones_star", "train"): _ones_star,
+    ("ones_star", "eval"): _ones_star,
     ("dyck1", "train"): _dyck1,
     ("dyck1", "eval"): _dyck1,
 }

@@ -116,3 +116,28 @@ def evaluate(
     return Evaluation(
         language, EVAL_DESCRIPTION.get(language, "eval"), seed, tuple(rows), len(answers) <= 1
     )
+
+
+def markdown_table(evaluation: dict) -> str:
+    """The accuracy table of ``Evaluation.to_dict()`` as Markdown, lengths as columns:
+    soft, hardened ("(c)": the hardened model gave one answer on every string of that
+    length) and agreement (the tables of ``docs/trained-models.md``)."""
+    rows = evaluation["by_length"]
+    head = "| n | " + " | ".join(str(r["n"]) for r in rows) + " |"
+    rule = "|---|" + "---:|" * len(rows)
+
+    def line(label: str, key: str, mark: bool = False) -> str:
+        cells = [
+            f"{100 * r[key]:.1f}%" + (" (c)" if mark and r["hard_constant"] else "") for r in rows
+        ]
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    return "\n".join(
+        [
+            head,
+            rule,
+            line("soft", "soft_accuracy"),
+            line("hardened", "hard_accuracy", True),
+            line("agree", "agreement"),
+        ]
+    )

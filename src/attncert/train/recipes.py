@@ -9,6 +9,13 @@ recipe, training on CPU is deterministic (:mod:`attncert.train.trainer`).
 
 :data:`DEFAULTS` holds the recipe of each bundled zoo model; ``attncert train
 LANGUAGE`` starts from it and lets options override single fields.
+:data:`HARD_DEFAULTS` holds the hard-attention recipes (``attncert train LANGUAGE
+--attention hard``, the ``trained_hard_*`` zoo models): the inverse temperature β of
+every attention score is annealed geometrically from 1 to ``beta_max`` over the first
+``anneal`` fraction of the steps and held there, optionally with straight-through argmax
+attention for the last ``straight_through_steps`` steps (:mod:`attncert.train.trainer`
+documents the method and its sources); the result must agree with its hardened version
+on at least ``hard_target`` of the strings at the training lengths.
 """
 
 from __future__ import annotations
@@ -52,6 +59,12 @@ class Recipe:
     eval_strings: int = 200
     seed: int = 0
     loss_every: int = 25
+    attention: str = "soft"  # "hard": β annealed to saturation (HARD_DEFAULTS)
+    beta_max: float = 1.0
+    anneal: float = 0.6
+    straight_through_steps: int = 0
+    gumbel: bool = False  # Gumbel noise on the scores while β anneals (hard recipes)
+    hard_target: float = 0.99
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "features", tuple(self.features))
@@ -71,6 +84,16 @@ class Recipe:
             (all(n >= 1 for n in self.eval_lengths), "eval_lengths", "lengths ≥ 1"),
             (self.eval_strings >= 1, "eval_strings", "≥ 1"),
             (self.loss_every >= 1, "loss_every", "≥ 1"),
+            (self.attention in ("soft", "hard"), "attention", "'soft' or 'hard'"),
+            (self.beta_max >= 1, "beta_max", "≥ 1"),
+            (0 < self.anneal <= 1, "anneal", "in (0, 1]"),
+            (0 <= self.straight_through_steps <= self.steps, "straight_through_steps", "0..steps"),
+            (
+                self.attention == "hard" or self.straight_through_steps == 0,
+                "straight_through_steps",
+                "0 for soft attention",
+            ),
+            (0 < self.hard_target <= 1, "hard_target", "in (0, 1]"),
         ]
         for ok, where, expected in checks:
             if not ok:
@@ -102,8 +125,11 @@ class Recipe:
 
     def command(self) -> str:
         """The ``attncert train`` command line that reproduces this recipe."""
-        base = DEFAULTS.get(self.language)
+        hard = self.attention == "hard"
+        base = (HARD_DEFAULTS if hard else DEFAULTS).get(self.language)
         parts = [f"attncert train {self.language}", f"--seed {self.seed}"]
+        if hard:
+            parts.append("--attention hard")
         flags = {
             "steps": "--steps",
             "layers": "--layers",
@@ -111,6 +137,7 @@ class Recipe:
             "heads": "--heads",
             "lr": "--lr",
             "batch": "--batch",
+            **({"beta_max": "--beta-max"} if hard else {}),
         }
         for name, flag in flags.items():
             if base is None or getattr(base, name) != getattr(self, name):
@@ -119,6 +146,10 @@ class Recipe:
             parts.append(f"--lengths {self.min_len}..{self.max_len}")
         if base is None or base.eval_lengths != self.eval_lengths:
             parts.append("--eval-lengths " + ",".join(map(str, self.eval_lengths)))
+        if hard and (base is None or base.gumbel != self.gumbel):
+            parts.append("--gumbel" if self.gumbel else "--no-gumbel")
+        if hard and (base is None or base.straight_through_steps != self.straight_through_steps):
+            parts.append(f"--straight-through-steps {self.straight_through_steps}")
         if base is None or base.eval_strings != self.eval_strings:
             parts.append(f"--eval-strings {self.eval_strings}")
         return " ".join(parts)
@@ -161,4 +192,80 @@ DEFAULTS: dict[str, Recipe] = {
     ),
 }
 
-__all__ = ["BOS", "DEFAULTS", "EVAL_LENGTHS", "MAX_LAYERS", "MAX_WIDTH", "Recipe"]
+#: Hard-attention recipes (``attncert train LANGUAGE --attention hard``): small models
+#: trained on short lengths, β annealed from 1 to ``beta_max`` (see the trainer).
+HARD_DEFAULTS: dict[str, Recipe] = {
+    "first_last": Recipe(
+        language="first_last",
+        layers=1,  # one head reads what the language needs; idle heads cost restrictions
+        heads=1,
+        features=_f("[i=1]", "[i=n]", "i/n"),
+        bos=False,
+        position="last",
+        steps=800,
+        max_len=32,
+        attention="hard",
+        beta_max=64.0,
+        gumbel=True,
+    ),
+    "ones_star": Recipe(
+        language="ones_star",
+        layers=1,  # one head reads what the language needs; idle heads cost restrictions
+        heads=1,
+        features=_f("[i=1]", "i/n"),
+        bos=False,
+        position="last",
+        steps=800,
+        max_len=32,
+        attention="hard",
+        beta_max=64.0,
+        gumbel=True,
+    ),
+    "majority": Recipe(
+        language="majority",
+        features=_f("[i=1]", "i/n"),
+        bos=False,
+        position="last",
+        steps=1200,
+        max_len=16,
+        attention="hard",
+        beta_max=64.0,
+        gumbel=True,
+    ),
+    "parity": Recipe(
+        language="parity",
+        layers=1,
+        heads=2,
+        features=_f("[i=1]", "[i=n]", "i/n", "(-1)^i"),
+        bos=False,
+        position="last",
+        steps=1500,
+        max_len=12,
+        attention="hard",
+        beta_max=64.0,
+        gumbel=True,
+    ),
+    "dyck1": Recipe(
+        language="dyck1",
+        layers=2,
+        heads=1,
+        features=_f("[i=1]", "i/n", "1/i"),
+        causal=False,  # a causal mask needs a blocker per prefix: restrictions fix half the input
+        position="last",
+        steps=1500,
+        max_len=16,
+        attention="hard",
+        beta_max=64.0,
+        gumbel=True,
+    ),
+}
+
+__all__ = [
+    "BOS",
+    "DEFAULTS",
+    "EVAL_LENGTHS",
+    "HARD_DEFAULTS",
+    "MAX_LAYERS",
+    "MAX_WIDTH",
+    "Recipe",
+]

@@ -16,6 +16,32 @@ restored afterwards), and nothing depends on the clock. The model's ``meta["trai
 holds the recipe, the command that reproduces it, the torch version and the accuracy
 table; the record (:func:`record`) adds the loss curve and the wall time.
 
+**Hard attention** (``Recipe.attention == "hard"``, ``attncert train LANGUAGE
+--attention hard``): every attention score is multiplied by an inverse temperature β
+that grows geometrically, β(t) = β_max^(min(1, t / (anneal · steps))), from 1 to
+``beta_max`` and is then held — the softmax is *annealed to saturation*, so that what the
+network learns to use is what the argmax of its scores computes. β alone does not remove
+an average over *tied* keys (a uniform head stays uniform at every β, and counts): with
+``gumbel`` (the hard defaults) standard Gumbel noise is added to the scores before the
+scaling, softmax(β·(s + G)), which as β grows samples one key from softmax(s) — the
+network must make the key it needs win by a margin, or make tied keys interchangeable;
+optionally the last
+``straight_through_steps`` steps attend by one-hot argmax in the forward pass with the
+gradient of the tempered softmax (the straight-through estimator). Sources: the
+annealed softmax temperature of the Gumbel-softmax (Jang, Gu & Poole, "Categorical
+Reparameterization with Gumbel-Softmax", ICLR 2017), used for discrete (one-hot)
+attention by Friedman, Wettig & Chen, "Learning Transformer Programs" (NeurIPS 2023);
+saturated attention as the β → ∞ limit of softmax attention (Merrill, Sabharwal &
+Smith, "Saturated Transformers are Constant-Depth Threshold Circuits", TACL 10, 2022);
+the straight-through estimator (Bengio, Léonard & Courville, "Estimating or Propagating
+Gradients Through Stochastic Neurons for Conditional Computation", arXiv:1308.3432,
+2013). The imported soft model carries β_max in its heads' inverse temperature (the
+network as trained), and :func:`hard_agreement` measures how often it and its hardened
+version (:func:`attncert.model.harden`: leftmost argmax over the same scores) decide
+alike on 200 strings of every training length from the evaluation distribution; the
+recipe's ``hard_target`` (99 %) is met or not, and ``meta["training"]["hard"]`` says
+which. A model that misses it is still written (``attncert train``), but is no zoo entry.
+
 Python::
 
     from attncert.train import DEFAULTS, train
@@ -62,6 +88,7 @@ class TrainingResult:
 
 
 LANGUAGE_TITLES = {
+    "ones_star": "1*",
     "parity": "PARITY",
     "first_last": "first-symbol-equals-last",
     "majority": "majority",
@@ -74,11 +101,66 @@ def description(recipe: Recipe, evaluation: Evaluation) -> str:
     title = LANGUAGE_TITLES.get(recipe.language, recipe.language)
     rows = {r.n: r for r in evaluation.rows}
     lo, hi = min(rows), max(rows)
+    if recipe.attention == "hard":
+        return (
+            f"trained hard {title} classifier (L={recipe.layers}, d={recipe.d}, LayerNorm, "
+            f"{recipe.activation.upper()}, softmax annealed to β={recipe.beta_max:g}); "
+            f"hardened accuracy {rows[lo].hard_accuracy:.0%} at n={lo}, "
+            f"{rows[hi].hard_accuracy:.0%} at n={hi}"
+        )
     return (
         f"trained {title} classifier (L={recipe.layers}, d={recipe.d}, LayerNorm, "
         f"{recipe.activation.upper()}, softmax); soft accuracy "
         f"{rows[lo].soft_accuracy:.0%} at n={lo}, {rows[hi].soft_accuracy:.0%} at n={hi}"
     )
+
+
+def beta_at(step: int, recipe: Recipe) -> float | None:
+    """The inverse temperature of training step ``step`` (None: a soft recipe)."""
+    if recipe.attention != "hard":
+        return None
+    ramp = max(1.0, recipe.anneal * recipe.steps)
+    return float(recipe.beta_max ** min(1.0, step / ramp))
+
+
+def hard_agreement(model: Model, recipe: Recipe, count: int = 200) -> dict[str, Any]:
+    """How often ``model`` (soft) and its hardened version decide alike on ``count``
+    strings of every training length (the evaluation distribution, seeded): the
+    hard-attention recipe's target (module docstring)."""
+    from attncert.model.harden import harden
+    from attncert.train.evaluate import decisions
+
+    hard = harden(model)
+    lengths = list(range(recipe.min_len, recipe.max_len + 1))
+    same = total = 0
+    worst = (None, 1.0)
+    for n in lengths:
+        strings, _ = sample(
+            recipe.language, np.random.default_rng([recipe.seed, n, 2]), n, count, "eval"
+        )
+        agree = int((decisions(model, strings) == decisions(hard, strings)).sum())
+        same += agree
+        total += count
+        if worst[0] is None or agree / count < worst[1]:
+            worst = (n, agree / count)
+    rate = same / total
+    return {
+        "method": "inverse temperature annealed geometrically from 1 to beta_max over the "
+        "first anneal·steps steps"
+        + (", Gumbel noise on the scores (Gumbel-softmax)" if recipe.gumbel else "")
+        + (
+            f", then straight-through argmax for {recipe.straight_through_steps} steps"
+            if recipe.straight_through_steps
+            else ""
+        ),
+        "beta_max": recipe.beta_max,
+        "lengths": [recipe.min_len, recipe.max_len],
+        "strings_per_length": count,
+        "agreement": rate,
+        "worst_length": {"n": worst[0], "agreement": worst[1]},
+        "target": recipe.hard_target,
+        "target_reached": rate >= recipe.hard_target,
+    }
 
 
 def _lr_factor(step: int, recipe: Recipe) -> float:
@@ -93,7 +175,8 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
     torch = require_torch("attncert train")
     from attncert.train.network import Classifier, to_model
 
-    name = name or f"trained_{recipe.language}"
+    hard = recipe.attention == "hard"
+    name = name or (f"trained_hard_{recipe.language}" if hard else f"trained_{recipe.language}")
     threads = torch.get_num_threads()
     deterministic = torch.are_deterministic_algorithms_enabled()
     started = time.perf_counter()
@@ -115,7 +198,8 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
             n = int(rng.integers(recipe.min_len, recipe.max_len + 1))
             strings, labels = sample(recipe.language, rng, n, recipe.batch, "train")
             target = torch.tensor(labels, dtype=torch.float32)
-            logits = net(net.tokens(strings))
+            straight = hard and step >= recipe.steps - recipe.straight_through_steps
+            logits = net(net.tokens(strings), beta_at(step, recipe), straight, recipe.gumbel)
             loss = loss_fn(logits, target)
             opt.zero_grad()
             loss.backward()
@@ -136,14 +220,16 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
         if bar is not None:
             bar.close()
         net.eval()
-        model = to_model(net, name)
-        difference = _import_difference(net, model, recipe, torch)
+        beta = recipe.beta_max if hard else None
+        model = to_model(net, name, beta=beta)
+        difference = _import_difference(net, model, recipe, torch, beta)
     finally:
         torch.set_num_threads(threads)
         torch.use_deterministic_algorithms(deterministic)
     evaluation = evaluate(
         model, recipe.language, recipe.eval_lengths, recipe.eval_strings, seed=recipe.seed
     )
+    agreement = hard_agreement(model, recipe) if hard else None
     meta = dict(model.meta)
     meta.update(
         {
@@ -155,6 +241,7 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
                 "torch": str(torch.__version__),
                 "final_loss": curve[-1][1],
                 "evaluation": evaluation.to_dict(),
+                **({} if agreement is None else {"hard": agreement}),
             },
         }
     )
@@ -185,7 +272,9 @@ def _progress(recipe: Recipe, enabled: bool) -> Any:
     return tqdm(total=recipe.steps, desc=f"train {recipe.language}", unit="step", file=sys.stderr)
 
 
-def _import_difference(net: Any, model: Model, recipe: Recipe, torch: Any) -> float:
+def _import_difference(
+    net: Any, model: Model, recipe: Recipe, torch: Any, beta: float | None = None
+) -> float:
     """max |network logit − attncert logit| on eval strings of length ≤ 64: the import
     reproduces the trained network (refused above a float32-sized tolerance)."""
     from attncert.errors import SpecError
@@ -197,7 +286,7 @@ def _import_difference(net: Any, model: Model, recipe: Recipe, torch: Any) -> fl
             recipe.language, np.random.default_rng([recipe.seed, n, 1]), n, 16, "eval"
         )
         with torch.no_grad():
-            want = net(net.tokens(strings)).double().numpy()
+            want = net(net.tokens(strings), beta).double().numpy()
         worst = max(worst, float(np.abs(forward(model, strings).logits - want).max()))
     if not worst <= _IMPORT_TOLERANCE:
         raise SpecError(
@@ -227,4 +316,5 @@ def record(result: TrainingResult, model_path: str | None = None) -> dict[str, A
         "import_max_logit_difference": result.import_difference,
         "loss_curve": [list(row) for row in result.loss_curve],
         "evaluation": result.evaluation.to_dict(),
+        **({"hard": training["hard"]} if "hard" in training else {}),
     }

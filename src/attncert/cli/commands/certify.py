@@ -1,7 +1,7 @@
 """``attncert certify [MODEL] --language L --n N``: find and check a restriction
 certificate (Hahn 2020, Theorem 1 and Corollary 2 on one model and one length).
 
-    attncert certify                                  # bundled model, PARITY, n = 256
+    attncert certify                                  # trained_hard_first_last, PARITY, n = 256
     attncert certify zoo:anbn --language anbn --n 64
     attncert certify model.json --language dyck1 --n 1024 --method maxsat -o cert.json
     attncert certify --n 4096 --json
@@ -13,7 +13,8 @@ head replaced by argmax attention; ``--no-harden`` refuses it instead): Theorem 
 about hard attention, and the output says which model the certificate is for.
 
 Verdicts and exit status (see README, "Trust and honest limits"): 0 CERTIFIED,
-4 CERTIFIED-TRIVIAL (no free position, or a constant decision), 5 OUTSIDE-THEOREM
+4 CERTIFIED-TRIVIAL (no free position, no witness that the model is not constant at n,
+or no misclassified pair), 5 OUTSIDE-THEOREM
 (checked, but e.g. average-hard heads or a failed paper invariant), 1 REFUTED / no
 certificate, 3 UNDECIDED (precision cap or solver time-out), 2 bad input.
 """
@@ -29,7 +30,8 @@ from attncert.cli.args import integer, rational, seconds
 from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
 from attncert.errors import InputError, SolverTimeout
 
-DEFAULT_MODEL = "zoo:random-L2-H2-d16"
+DEFAULT_MODEL = "zoo:trained_hard_first_last"
+SOFT_PAIR_AUTO_N = 1024  # --soft-pair auto: the soft model's arb pass up to this n
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +94,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="refuse a model with softmax heads instead of certifying its hardened version",
     )
+    p.add_argument(
+        "--soft-pair",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="for a hardened model: decide the misclassified pair on the soft model too, "
+        "rigorously in arb (auto: when n ≤ 1024; it costs O(n²) arb operations per string)",
+    )
     p.add_argument("-o", "--output", help="write the certificate JSON here (atomically)")
     add_json_flag(p)
     p.set_defaults(func=run)
@@ -112,13 +121,14 @@ def run(args: argparse.Namespace) -> int:
     model = load_model_arg(args.model)
     limits.check_certify_size(model.n_tokens(args.n))
     source = model_source(args.model, args.output)
+    soft = None
     if not model.is_hard:
         if args.no_harden:
             raise InputError(
                 f"model {model.name!r} has softmax heads and --no-harden was given",
                 expected="a hard-attention model (or drop --no-harden to certify its hardened version)",
             )
-        model = harden(model)
+        soft, model = model, harden(model)
         source["harden"] = "leftmost"
     bar = tqdm(
         total=model.num_layers,
@@ -166,6 +176,18 @@ def run(args: argparse.Namespace) -> int:
     if args.output and report.accepted:
         cert.save(args.output)
     summary = summarize(cert, assessment, report)
+    if report.accepted:
+        from attncert.hard.verdict import dependence_text
+
+        summary["depends"] = dependence_text(cert, report)
+        if soft is not None and (
+            args.soft_pair == "on" or (args.soft_pair == "auto" and args.n <= SOFT_PAIR_AUTO_N)
+        ):
+            from attncert.hard.soft_pair import confirm_on_soft
+
+            pair = confirm_on_soft(soft, cert)
+            if pair is not None:
+                summary["soft_pair"] = {**pair.to_dict(), "text": pair.sentence(args.language)}
     if args.json:
         print_json(
             {"verdict": assessment.verdict.value, "certificate": cert.to_dict(), "summary": summary}
@@ -211,6 +233,9 @@ def summarize(cert, assessment, report) -> dict:
         "free": cert.final_restriction.num_free,
         "free_fraction": cert.final_restriction.free_fraction,
         "output_dependency": [u + 1 for u in cert.output_dependency],
+        "nonconstant": report.nonconstant,
+        "fixed_dependence": [u + 1 for u in report.fixed_dependence],
+        "witness": None if cert.witness is None else list(cert.witness.strings),
         "misclassified": None if cert.misclassified is None else list(cert.misclassified.strings),
         "seconds_search": t.get("seconds_search"),
         "seconds_check": t.get("seconds_check"),
@@ -224,13 +249,26 @@ def render(cert, summary: dict, assessment) -> str:
         f"[{cert.model_sha256[:12]}], n = {cert.n}",
         *(f"  ! {r}" for r in assessment.reasons),
         f"  free positions: {summary['free']}/{cert.n} ({100 * summary['free_fraction']:.1f}%)",
-        (
-            f"  the decision depends only on input positions {set(dep)}"
+        "  "
+        + summary.get(
+            "depends",
+            f"the decision depends only on input positions {set(dep)}"
             if dep
-            else "  the decision is constant on the restriction (it depends on no input position)"
+            else "the decision is constant on the restriction (it depends on no input position)",
         ),
-        f"  arithmetic: {summary['arithmetic']}",
     ]
+    if cert.witness is not None and summary.get("nonconstant"):
+        w = cert.witness
+        differ = [i + 1 for i, (x, y) in enumerate(zip(*w.strings, strict=True)) if x != y]
+        lines.append(
+            "  not constant: the model says "
+            + " and ".join(
+                f"{'accept' if d else 'reject'} on {_short(s)}"
+                for s, d in zip(w.strings, w.decisions, strict=True)
+            )
+            + (f" (they differ only at position {differ[0]})" if len(differ) == 1 else "")
+        )
+    lines.append(f"  arithmetic: {summary['arithmetic']}")
     for layer in cert.trace.get("layers", []):
         inv = layer.get("invariants", [])
         held = sum(1 for i in inv if i["holds"])
@@ -253,11 +291,17 @@ def render(cert, summary: dict, assessment) -> str:
         m = cert.misclassified
         for s, mem, dec in zip(m.strings, m.membership, m.decisions, strict=True):
             tag = "WRONG" if mem != dec else "right"
-            shown = s if len(s) <= 80 else s[:38] + "…" + s[-38:]
             lines.append(
-                f"  {tag}: model says {'accept' if dec else 'reject'}, {cert.language} says {'member' if mem else 'non-member'}: {shown}"
+                f"  {tag}: model says {'accept' if dec else 'reject'}, {cert.language} says "
+                f"{'member' if mem else 'non-member'}: {_short(s, 80)}"
             )
+        if "soft_pair" in summary:
+            lines.append(f"  {summary['soft_pair']['text']}")
     elif cert.note:
         lines.append(f"  note: {cert.note}")
     lines.append(f"  search {summary['seconds_search']} s, check {summary['seconds_check']} s")
     return "\n".join(lines)
+
+
+def _short(s: str, width: int = 40) -> str:
+    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2 - 1) :]

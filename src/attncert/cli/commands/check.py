@@ -6,6 +6,7 @@ artifact under a ``proofs/`` tree (see :mod:`attncert.proofcheck`).
     attncert check cert.json model.json      # or an explicit model
     attncert check cert.json zoo:random-L2-H2-d16 --json
     attncert check proofs/
+    attncert check prev.cert.json            # an all-length certificate (prove --all-lengths)
 
 After the check, every statement of the supplement's formal proof (S1) that can be
 re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.s1`).
@@ -13,6 +14,10 @@ re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.ker
 Without MODEL, the certificate's ``model.source`` is used (a zoo name, a path relative
 to the certificate, or an embedded model, hardened if it says so); either way the
 model's content hash must equal the certificate's, or the certificate is rejected.
+
+An all-length certificate (``attncert prove … --all-lengths -o FILE``) is re-checked by
+:mod:`attncert.kernel.all_lengths` for n ≥ N₀, and its bounded part (n < N₀) is proved
+again by the z3 prover; CERTIFIED "for all n ≥ 1" needs both.
 
 Exit status: the verdict's (0 CERTIFIED, 4 CERTIFIED-TRIVIAL, 5 OUTSIDE-THEOREM,
 1 REFUTED — the reason names the claim, where and why — 3 UNDECIDED), 2 bad input.
@@ -52,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if path.is_dir():
         return _check_tree(path, args.json)
+    from attncert.certificates.all_lengths import is_all_lengths
+    from attncert.io import read_json
+
+    if is_all_lengths(read_json(path)):
+        return _check_all_lengths(path, args.model, args.json)
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
     from attncert.hard.verdict import assess
@@ -110,3 +120,49 @@ def _check_tree(path: Path, as_json: bool) -> int:
     else:
         print(render(report))
     return 0 if report.ok else 1
+
+
+def _check_all_lengths(path: Path, model_arg: str | None, as_json: bool) -> int:
+    """Kernel check of an all-length certificate, plus its bounded part again."""
+    from attncert.certificates.all_lengths import load_certificate
+    from attncert.certificates.locate import resolve_source
+    from attncert.kernel.all_lengths import check
+    from attncert.prove.all_lengths import recheck_bounded
+    from attncert.verdicts import Verdict
+
+    cert = load_certificate(path)
+    if model_arg is not None:
+        model = load_model_arg(model_arg)
+    else:
+        model = resolve_source(cert.model_source, path, "model.source")
+    report = check(cert, model)
+    bounded = recheck_bounded(cert, model) if report.accepted else None
+    ok = report.accepted and bounded is not None and bounded.verdict == "proved"
+    if ok:
+        verdict, statement = Verdict.CERTIFIED, "for all n ≥ 1"
+    elif report.undecided:
+        verdict, statement = Verdict.UNDECIDED, "not proved (a comparison stayed undecided)"
+    else:
+        verdict, statement = Verdict.REFUTED, "not proved"
+    if as_json:
+        print_json(
+            {
+                "verdict": verdict.value,
+                "statement": statement,
+                "accepted": report.accepted,
+                "N0": cert.n0,
+                "failures": [f.__dict__ for f in report.failures],
+                "facts": list(report.facts),
+                "bounded": None if bounded is None else bounded.verdict,
+                "seconds": report.seconds,
+            }
+        )
+        return verdict.exit_code
+    print(f"{cert.formula_text!r} on {cert.model_name}: all-length certificate, N0 = {cert.n0}")
+    print(f"  kernel (n ≥ {cert.n0}): {report.summary()}")
+    for fl in report.failures:
+        print(f"    ! {fl.line()}")
+    if bounded is not None:
+        print(f"  bounded z3 proof (n ≤ {cert.n0 - 1}) re-run: {bounded.verdict}")
+    print(f"{verdict.value}: {cert.formula_text} {statement}")
+    return verdict.exit_code

@@ -6,6 +6,7 @@
     attncert prove "ODD(#<[Q_1])" --regime unbounded --max-len 32 --positions last --json
     attncert prove "Q_1 S Q_0" --max-len 200 --dask --jobs 2        # lengths as Dask tasks
     attncert prove "Q_1 S Q_0" --max-len 400 --scheduler tcp://scheduler:8786
+    attncert prove "prev Q_1" --alphabet 01 --all-lengths -o prev.cert.json   # every n ≥ 1
 
 Proves, for every length n ≤ N, that the soft transformer's rounded output at its
 designated coordinate equals FORMULA at every position (``--positions last``: at the last
@@ -13,6 +14,16 @@ one). Without ``--model`` the formula is compiled in ``--regime``. Verdict and e
 status: CERTIFIED 0 (proved), REFUTED 1 (a counterexample, re-checked by interval
 evaluation), UNDECIDED 3 (time-out or a length the decomposition cannot settle); 2 bad
 input, 130 interrupted. ``--json`` carries the verdict and the prover's ``outcome``.
+
+``--all-lengths`` proves the statement for *every* length n ≥ 1 instead (Yang et al.'s
+constructions, compiled models only; :mod:`attncert.prove.all_lengths`): closed-form
+error bounds per head checked for all n ≥ N₀ by the trusted kernel
+(:mod:`attncert.kernel.all_lengths`), the bounded proof for n < N₀. CERTIFIED 0 only when
+every part is checked ("for all n ≥ 1"); otherwise the output says up to which N the
+statement is proved and which bound fails at which n: UNDECIDED 3, or REFUTED 1 with a
+counterexample confirmed by interval evaluation. A model outside the supported
+constructions is refused (exit 2). ``-o FILE`` writes the certificate
+(``attncert check FILE`` re-checks it).
 
 Lengths are independent: ``--jobs K`` runs them in K local processes; ``--dask`` makes
 each length a task on an embedded Dask LocalCluster of K workers, ``--scheduler ADDRESS``
@@ -57,8 +68,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-len",
         type=_LENGTH,
-        required=True,
-        help=f"prove every length 1..N (N ≤ {limits.PROVE_MAX_LEN})",
+        help=f"prove every length 1..N (N ≤ {limits.PROVE_MAX_LEN}); required without "
+        "--all-lengths",
+    )
+    p.add_argument(
+        "--all-lengths",
+        action="store_true",
+        help="prove agreement for every length n ≥ 1 (compiled models; kernel-checked)",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="with --all-lengths: write the certificate here"
     )
     p.add_argument("--min-len", type=_LENGTH, default=1, help="first length (default 1)")
     p.add_argument("--regime", default="temperature", choices=REGIMES, help="compilation regime")
@@ -102,6 +121,12 @@ def run(args: argparse.Namespace) -> int:
         formula, alphabet = nf.formula, args.alphabet or nf.alphabet
     else:
         formula, alphabet = parse(args.formula), args.alphabet
+    if args.all_lengths:
+        return _all_lengths(args, formula, alphabet)
+    if args.output:
+        raise InputError("-o/--output is for --all-lengths certificates", where="--output")
+    if args.max_len is None:
+        raise InputError("--max-len is required", expected="--max-len N, or --all-lengths")
     if args.min_len > args.max_len:
         raise InputError(
             f"--min-len {args.min_len} > --max-len {args.max_len}", expected="min-len ≤ max-len"
@@ -158,4 +183,92 @@ def run(args: argparse.Namespace) -> int:
         f"{verdict.value} ({res.verdict}) for n = {args.min_len}..{res.max_len} "
         f"in {res.seconds:.2f} s"
     )
+    return verdict.exit_code
+
+
+ALL_LENGTHS_VERDICT = {
+    "proved": Verdict.CERTIFIED,
+    "counterexample": Verdict.REFUTED,
+    "rejected": Verdict.REFUTED,
+    "partial": Verdict.UNDECIDED,
+}
+
+
+def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
+    import sys
+
+    from attncert.errors import InputError
+    from attncert.prove.all_lengths import prove_all_lengths
+
+    for flag, bad in (
+        ("--max-len", args.max_len is not None),
+        ("--min-len", args.min_len != 1),
+        ("--positions last", args.positions != "all"),
+        ("--coord", args.coord is not None),
+        ("--dask/--scheduler", args.dask or args.scheduler is not None),
+        ("--smt2-dir", args.smt2_dir is not None),
+        ("--cross-check", args.cross_check != 0),
+    ):
+        if bad:
+            raise InputError(
+                f"{flag} does not apply to --all-lengths (it proves every length, at every "
+                "position, at the compiled model's designated coordinate)",
+                where=flag.split()[0],
+            )
+    if args.output:
+        from attncert.io import check_output_path
+
+        check_output_path(args.output, "--output")
+    model = load_model_arg(args.model) if args.model else None
+    source = None
+    if args.model and args.model.startswith("zoo:"):
+        source = {"zoo": args.model[4:]}
+    elif args.model:
+        from pathlib import Path
+
+        source = {"path": str(Path(args.model).resolve())}
+    res = prove_all_lengths(
+        formula,
+        model,
+        regime=args.regime,
+        alphabet=alphabet,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        model_source=source,
+        progress=not args.no_progress and not args.json and sys.stderr.isatty(),
+    )
+    verdict = ALL_LENGTHS_VERDICT[res.verdict]
+    if args.output and res.certificate is not None:
+        res.certificate.save(args.output)
+    if args.json:
+        print_json({**res.to_dict(), "verdict": verdict.value})
+        return verdict.exit_code
+    print(f"{res.formula!r} on {res.model}: every position, every length")
+    cert = res.certificate
+    if cert is not None and res.kernel is not None:
+        print(
+            f"  n ≥ {cert.n0}: trusted kernel, {len(cert.gadgets)} gadgets, "
+            f"{len(cert.inequalities)} closed-form error bounds"
+            + (" — accepted" if res.kernel.accepted else " — REJECTED")
+        )
+        for q in cert.inequalities:
+            print(f"    {q['id']} ({q['what']}): {q['text']}")
+        for fl in res.kernel.failures:
+            print(f"    ! {fl.line()}")
+    if res.bounded is not None:
+        b = res.bounded
+        print(f"  n ≤ {b.max_len}: bounded z3 proof, {b.verdict}")
+    for fl in res.failures:
+        print(f"  ! bound {fl.line()}")
+    if res.counterexample:
+        c = res.counterexample
+        print(
+            f"  counterexample {c['string']!r} at position {c['position']}: formula "
+            f"{c['formula_value']}, model {c['model_value']} (confirmed by interval evaluation)"
+        )
+    for note in res.notes:
+        print(f"  note: {note}")
+    if args.output and res.certificate is not None:
+        print(f"  certificate written to {args.output} (attncert check {args.output})")
+    print(f"{verdict.value}: {res.statement} ({res.seconds:.2f} s)")
     return verdict.exit_code

@@ -13,6 +13,8 @@ and has it re-derived by the independent checker (attncert.kernel.soft):
   ``--restriction-method``: ``affine`` (affine forms in the free positions around a
   base completion — keeps correlations through LayerNorm and later layers), ``box``
   (interval propagation), or ``auto`` (the default: affine where it applies, then box).
+  A progress bar shows the free positions certified so far (``--quiet``, ``--json`` or a
+  stderr that is not a terminal turn it off).
 
     attncert soft-certify zoo:soft_parity_lm --n 1024 -o cert.json
     attncert soft-check cert.json
@@ -29,6 +31,7 @@ time limit, or a logit whose sign arb could not decide); bad input exits 2.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -70,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="how a candidate restriction is certified (default auto)",
     )
     p.add_argument("--seed", type=int, default=0, help="search seed")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")
     add_json_flag(p)
     p.set_defaults(func=run)
@@ -102,16 +106,32 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"-o {args.output!r}: {out.parent} is not a directory")
     model = load_model_arg(args.model)
     source = args.model if args.model.startswith("zoo:") else str(Path(args.model).resolve())
-    res = certify_soft(
-        model,
-        args.n,
-        source=source,
-        restriction=not args.no_restriction,
-        language=args.language or default_language(model),
-        time_limit=args.time_limit,
-        seed=args.seed,
-        restriction_method=args.restriction_method,
-    )
+    bar = None
+    if not (args.quiet or args.json or args.no_restriction) and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.n, desc="free positions", unit="pos", file=sys.stderr, leave=False)
+
+    def progress(free: int, calls: int) -> None:
+        bar.n = free
+        bar.set_postfix(propagations=calls, refresh=False)
+        bar.refresh()
+
+    try:
+        res = certify_soft(
+            model,
+            args.n,
+            source=source,
+            restriction=not args.no_restriction,
+            language=args.language or default_language(model),
+            time_limit=args.time_limit,
+            seed=args.seed,
+            restriction_method=args.restriction_method,
+            progress=progress if bar is not None else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
     verdict = res.verdict
     if args.output:
         res.certificate.save(args.output)

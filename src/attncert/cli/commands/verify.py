@@ -38,6 +38,7 @@ from attncert.cli.common import (
     print_json,
 )
 from attncert.errors import InputError
+from attncert.io import check_output_path
 from attncert.verdicts import Verdict
 
 
@@ -79,11 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.exhaustive < 0:
         raise InputError(f"--exhaustive {args.exhaustive}", expected="a non-negative integer")
     if args.output:
-        out = Path(args.output)
-        if out.is_dir():
-            raise InputError(f"-o {args.output!r} is a directory", expected="a file path")
-        if out.parent.exists() and not out.parent.is_dir():
-            raise InputError(f"-o {args.output!r}: {out.parent} is not a directory")
+        check_output_path(args.output, where="-o")
     model = load_model_arg(args.model)
     lang = load_language_arg(args.language)
     source = (

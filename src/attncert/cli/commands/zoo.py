@@ -99,6 +99,21 @@ def _info(args: argparse.Namespace) -> int:
         )
     if ev.get("hardened_constant"):
         print("  the hardened model gave the same answer on every string measured")
+    hard = training.get("hard")
+    if isinstance(hard, dict):
+        worst = hard["worst_length"]
+        print(
+            f"  trained hard ({hard['method']}): hardened and soft agree on "
+            f"{hard['agreement']:.2%} of the strings at the training lengths "
+            f"{hard['lengths'][0]}..{hard['lengths'][1]}"
+            + (
+                f" (worst n = {worst['n']}: {worst['agreement']:.1%})"
+                if worst["agreement"] < 1
+                else ""
+            )
+            + f"; target {hard['target']:.0%} "
+            + ("reached" if hard["target_reached"] else "NOT reached")
+        )
     return 0
 
 

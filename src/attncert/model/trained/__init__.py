@@ -8,6 +8,13 @@ training record (loss curve, wall time, environment). Registered in the zoo as
 ``trained_parity``, ``trained_dyck1``, ``trained_first_last``, ``trained_majority`` and
 ``trained_majority_d64_l4`` (d = 64, four layers);
 ``attncert zoo info NAME`` shows the table.
+
+The *trained hard* models ``trained_hard_<language>`` (``attncert train LANGUAGE
+--attention hard``: the attention's inverse temperature annealed to saturation, see
+:mod:`attncert.train.trainer`) are softmax models whose hardened version agrees with
+them on at least 99 % of the strings at the training lengths. One is registered only if
+its training record says the target was reached (``hard.target_reached``): a recipe
+that misses it writes a model, but no zoo entry.
 """
 
 from __future__ import annotations
@@ -27,6 +34,14 @@ TRAINED: tuple[str, ...] = (
     "trained_majority",
     "trained_majority_d64_l4",  # d = 64, 4 layers, 4 heads (issue 22's size target)
 )
+#: The hard-attention recipes shipped (each registered only if it reached its target).
+TRAINED_HARD_FILES: tuple[str, ...] = (
+    "trained_hard_first_last",
+    "trained_hard_ones_star",
+    "trained_hard_majority",
+    "trained_hard_parity",
+    "trained_hard_dyck1",
+)
 
 
 @cache
@@ -44,5 +59,14 @@ def trained_record(name: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-for _name in TRAINED:
+def _target_reached(name: str) -> bool:
+    try:
+        return bool(trained_record(name)["hard"]["target_reached"])
+    except (FileNotFoundError, KeyError, TypeError):
+        return False
+
+
+TRAINED_HARD: tuple[str, ...] = tuple(n for n in TRAINED_HARD_FILES if _target_reached(n))
+
+for _name in TRAINED + TRAINED_HARD:
     register(_name, lambda _name=_name: trained_model(_name))

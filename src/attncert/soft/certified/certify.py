@@ -182,8 +182,11 @@ def certify_soft(
     lp: bool = True,
     seed: int = 0,
     restriction_method: str = "auto",
+    progress=None,
 ) -> SoftOutcome:
-    """Build and check a soft certificate for ``model`` at length ``n`` (module docstring)."""
+    """Build and check a soft certificate for ``model`` at length ``n`` (module docstring).
+    ``progress(free, propagations)`` is called after each propagation of the restriction
+    search with the most free positions certified so far."""
     t0 = time.perf_counter()
     if restriction:
         lang = make_language(language)
@@ -201,7 +204,9 @@ def certify_soft(
     found = None
     if restriction:
         left = max(1.0, time_limit - (time.perf_counter() - t0))
-        found = best_restriction(model, n, time_limit=left, seed=seed, method=restriction_method)
+        found = best_restriction(
+            model, n, time_limit=left, seed=seed, method=restriction_method, progress=progress
+        )
         if found is None:
             notes.append("undecided: no restriction whose decision is certified constant was found")
         else:

@@ -136,11 +136,15 @@ def search_restriction(
     method: str = "box",
     order: np.ndarray | None = None,
     known: dict | None = None,
+    strategy: str = "falsi",
+    progress=None,
 ) -> SoftRestriction | None:
     """Grow a certified restriction from ``base`` (module docstring); None if even the
     fully fixed base is not certified (its logit's enclosure contains 0). ``order``: the
     positions by increasing influence, if the caller has it (:func:`_order`); ``known``:
-    propagations already run, by (ρ, method) (the probe's, say), reused."""
+    propagations already run, by (ρ, method) (the probe's, say), reused; ``strategy``:
+    ``"falsi"`` (the margins' regula falsi, below) or ``"midpoint"`` (plain bisection, the
+    method before issue 22; kept for ``benchmarks/bench_restriction_search.py``)."""
     t0 = time.perf_counter()
     n = len(base)
     calls = 0
@@ -153,9 +157,12 @@ def search_restriction(
         if key not in known:
             calls += 1
             known[key] = certify(model, key[0], method, base)
+            if progress is not None:
+                progress(int(best_free.sum()), calls)  # the best before this propagation
         return known[key]
 
     none_free = np.zeros(n, dtype=bool)
+    best_free = none_free
     decision, prop = check(none_free)
     if decision is None:
         return None
@@ -195,10 +202,14 @@ def search_restriction(
             break
     # then search [lo, hi] for the last certified prefix: the margin falls with k, so the
     # next candidate is where the line through the two end margins crosses 0 (regula
-    # falsi), kept at least an eighth of the interval from either end
+    # falsi, Illinois variant: an end kept twice in a row has its margin halved, since
+    # the margin falls ever faster near the edge), kept at least an eighth of the
+    # interval from either end
+    kept, weight = None, 1.0
     while lo < hi and time.perf_counter() - t0 < time_limit:
         m_lo, m_hi = margins.get(lo, 0.0), margins.get(hi + 1, -np.inf)
-        if np.isfinite(m_hi) and m_lo > 0 > m_hi:
+        if strategy == "falsi" and np.isfinite(m_hi) and m_lo > 0 > m_hi:
+            m_hi *= weight
             guess = lo + (hi + 1 - lo) * m_lo / (m_lo - m_hi)
         else:
             guess = (lo + hi + 1) / 2
@@ -206,8 +217,11 @@ def search_restriction(
         mid = int(min(max(round(guess), lo + pad), hi - pad + 1)) if hi - lo > 2 else hi
         if prefix(mid):
             lo = mid
+            weight = weight / 2 if kept == "hi" else 1.0
+            kept = "hi"
         else:
             hi = mid - 1
+            weight, kept = 1.0, "lo"
     # second pass: the positions after the prefix, in blocks split on failure (not when
     # not even the first position of the order could be freed, and not after 32 failures
     # in a row: the base is then a poor one)
@@ -278,6 +292,8 @@ def best_restriction(
     seed: int = 0,
     bases=None,
     method: str = "auto",
+    strategy: str = "falsi",
+    progress=None,
 ) -> SoftRestriction | None:
     """The restriction with most free positions over several starting strings.
 
@@ -299,6 +315,12 @@ def best_restriction(
     orders: dict[str, np.ndarray] = {}  # one influence ranking per base, both methods
     known: dict = {}  # propagations by (ρ, method): the probe's first step is the search's
     best = None
+    shown = [0, 0]  # the most free positions reported, the propagations run
+
+    def report(free: int, _calls: int) -> None:  # across bases and methods
+        shown[0], shown[1] = max(shown[0], free), shown[1] + 1
+        progress(*shown)
+
     for step, how in enumerate(plan):
         if step and best is not None and best.free:
             break  # auto: the box propagation only where the affine one found nothing
@@ -318,7 +340,14 @@ def best_restriction(
             if left <= 0:
                 break
             res = search_restriction(
-                model, base, time_limit=left, method=how, order=orders[base], known=known
+                model,
+                base,
+                time_limit=left,
+                method=how,
+                order=orders[base],
+                known=known,
+                strategy=strategy,
+                progress=report if progress is not None else None,
             )
             if res is not None and (best is None or res.free > best.free):
                 best = res

@@ -3,10 +3,11 @@ and the words for it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from attncert.certificates.verify import VerifyCertificate
+from attncert.certificates.verify import VerifyCertificate, count_text
 from attncert.kernel.verify import VerifyCheckReport
 from attncert.soft.verify.search import SearchStats
 from attncert.verdicts import Verdict
@@ -21,7 +22,7 @@ def sci(x: Fraction, digits: int = 6) -> str:
         return "0"
     if x == 1:
         return "1"
-    e = len(str(x.numerator)) - len(str(x.denominator))
+    e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))  # ± 1, fixed below
     while Fraction(10) ** e > x:
         e -= 1
     while Fraction(10) ** (e + 1) <= x:
@@ -47,7 +48,7 @@ def sci_up(x: Fraction, digits: int = 6) -> str:
 
 
 def _exp10(x: Fraction) -> int:
-    e = 0
+    e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
     while Fraction(10) ** e > x:
         e -= 1
     while Fraction(10) ** (e + 1) <= x:
@@ -197,10 +198,10 @@ class VerifyOutcome:
             "accepted": self.check.accepted,
             "failures": [vars(f) for f in self.check.failures],
             "facts": list(self.check.facts),
-            "strings": str(self.total),
-            "right": str(self.check.right),
-            "wrong": str(self.check.wrong),
-            "undecided": str(self.check.undecided),
+            "strings": count_text(self.total),
+            "right": count_text(self.check.right),
+            "wrong": count_text(self.check.wrong),
+            "undecided": count_text(self.check.undecided),
             "accuracy": {"lower": sci(self.lower, 12), "upper": sci_up(self.upper, 12)},
             "undecided_measure": sci_up(self.undecided, 12),
             "witnesses": self.witnesses()[:8],

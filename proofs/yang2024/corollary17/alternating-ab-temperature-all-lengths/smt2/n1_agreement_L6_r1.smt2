@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L6_r1
+(declare-fun b11_1 () Bool)
+(declare-fun b17_1 () Bool)
+(define-fun Y20 () Real (ite b11_1 1.0 0.0))
+(define-fun Y32 () Real (ite b17_1 1.0 0.0))
+(define-fun Y34 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y20 Y32 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O34 () Real (+ Y34 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b11_1 b17_1))
+(assert (not (= (> O34 (/ 1.0 2.0)) f0_1)))
+(check-sat)

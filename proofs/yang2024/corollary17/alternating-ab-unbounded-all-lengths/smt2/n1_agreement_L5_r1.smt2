@@ -1,0 +1,12 @@
+; attncert prove: agreement query n1_agreement_L5_r1
+(declare-fun b10_1 () Bool)
+(declare-fun x1_0 () Bool) (declare-fun x1_1 () Bool)
+(assert (and (or x1_0 x1_1) (not (and x1_0 x1_1))))
+(define-fun Y1 () Real (ite x1_1 1.0 0.0))
+(define-fun Y14 () Real (ite b10_1 1.0 0.0))
+(define-fun Y15 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y1 Y14 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O15 () Real (+ Y15 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and x1_1 b10_1))
+(assert (not (= O15 (ite f0_1 1.0 0.0))))
+(check-sat)

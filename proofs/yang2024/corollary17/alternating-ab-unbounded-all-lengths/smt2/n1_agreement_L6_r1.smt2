@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L6_r1
+(declare-fun b11_1 () Bool)
+(declare-fun b17_1 () Bool)
+(define-fun Y15 () Real (ite b11_1 1.0 0.0))
+(define-fun Y25 () Real (ite b17_1 1.0 0.0))
+(define-fun Y27 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y15 Y25 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O27 () Real (+ Y27 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b11_1 b17_1))
+(assert (not (= (> O27 (/ 1.0 2.0)) f0_1)))
+(check-sat)

@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L0_r1
+(declare-fun x1_0 () Bool) (declare-fun x1_1 () Bool) (declare-fun x1_2 () Bool) (declare-fun x1_3 () Bool)
+(assert (and (or x1_0 x1_1 x1_2 x1_3) (not (and x1_0 x1_1)) (not (and x1_0 x1_2)) (not (and x1_0 x1_3)) (not (and x1_1 x1_2)) (not (and x1_1 x1_3)) (not (and x1_2 x1_3))))
+(define-fun Y1 () Real (ite x1_2 1.0 0.0))
+(define-fun Y2 () Real (ite x1_3 1.0 0.0))
+(define-fun Y3 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y1) (* (- 1.0) Y2) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O3 () Real (+ Y3 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or x1_2 x1_3))
+(assert (not (= O3 (ite f0_1 1.0 0.0))))
+(check-sat)

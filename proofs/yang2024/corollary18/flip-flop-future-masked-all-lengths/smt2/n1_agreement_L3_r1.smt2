@@ -1,0 +1,13 @@
+; attncert prove: agreement query n1_agreement_L3_r1
+(declare-fun b10_1 () Bool)
+(declare-fun b6_1 () Bool)
+(define-fun Y6 () Real (ite b6_1 1.0 0.0))
+(define-fun Y9 () Real 0.0)
+(define-fun Y13 () Real (ite b10_1 1.0 0.0))
+(define-fun Y15 () Real 0.0)
+(define-fun U0 () Real (let ((p Y6)) (ite (> p 0.0) p 0.0)))
+(define-fun U1 () Real (let ((p Y13)) (ite (> p 0.0) p 0.0)))
+(define-fun O9 () Real (+ Y9 (* (- 1.0) U0) 1.0))
+(define-fun O15 () Real (+ Y15 (* (- 1.0) U1) 1.0))
+(assert (not (and (= O9 (ite (not b6_1) 1.0 0.0)) (= O15 (ite (not b10_1) 1.0 0.0)))))
+(check-sat)

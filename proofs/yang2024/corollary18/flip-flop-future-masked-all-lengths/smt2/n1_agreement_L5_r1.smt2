@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L5_r1
+(declare-fun b12_1 () Bool)
+(declare-fun b8_1 () Bool)
+(define-fun Y10 () Real (ite b8_1 1.0 0.0))
+(define-fun Y16 () Real (ite b12_1 1.0 0.0))
+(define-fun Y17 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y10) (* (- 1.0) Y16) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O17 () Real (+ Y17 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or b8_1 b12_1))
+(assert (not (= O17 (ite f0_1 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L8_r1
+(declare-fun b12_1 () Bool)
+(declare-fun b15_1 () Bool)
+(define-fun Y16 () Real (ite b12_1 1.0 0.0))
+(define-fun Y20 () Real (ite b15_1 1.0 0.0))
+(define-fun Y21 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y16) (* (- 1.0) Y20) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O21 () Real (+ Y21 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or b15_1 b12_1))
+(assert (not (= O21 (ite f0_1 1.0 0.0))))
+(check-sat)

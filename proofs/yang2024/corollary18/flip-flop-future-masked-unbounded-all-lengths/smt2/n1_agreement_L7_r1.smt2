@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L7_r1
+(declare-fun b14_1 () Bool)
+(declare-fun b8_1 () Bool)
+(define-fun Y10 () Real (ite b8_1 1.0 0.0))
+(define-fun Y18 () Real (ite b14_1 1.0 0.0))
+(define-fun Y20 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y10) (* (- 1.0) Y18) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O20 () Real (+ Y20 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or b14_1 b8_1))
+(assert (not (= O20 (ite f0_1 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L6_r1
+(declare-fun b3_1 () Bool)
+(declare-fun b5_1 () Bool)
+(define-fun Y26 () Real (ite b3_1 1.0 0.0))
+(define-fun Y27 () Real (ite b5_1 1.0 0.0))
+(define-fun Y30 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y26) (* (- 1.0) Y27) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O30 () Real (+ Y30 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or b3_1 b5_1))
+(assert (not (= O30 (ite f0_1 1.0 0.0))))
+(check-sat)

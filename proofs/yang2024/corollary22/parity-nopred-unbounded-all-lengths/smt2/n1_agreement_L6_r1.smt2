@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L6_r1
+(declare-fun b3_1 () Bool)
+(declare-fun b5_1 () Bool)
+(define-fun Y18 () Real (ite b3_1 1.0 0.0))
+(define-fun Y19 () Real (ite b5_1 1.0 0.0))
+(define-fun Y21 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y18) (* (- 1.0) Y19) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O21 () Real (+ Y21 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or b3_1 b5_1))
+(assert (not (= O21 (ite f0_1 1.0 0.0))))
+(check-sat)

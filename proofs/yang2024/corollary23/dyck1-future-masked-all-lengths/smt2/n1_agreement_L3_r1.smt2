@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L3_r1
+(declare-fun b4_1 () Bool)
+(declare-fun b5_1 () Bool)
+(define-fun Y8 () Real (ite b4_1 1.0 0.0))
+(define-fun Y9 () Real (ite b5_1 1.0 0.0))
+(define-fun Y12 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y8) (* (- 1.0) Y9) 1.0))) (ite (> p 0.0) p 0.0)))
+(define-fun O12 () Real (+ Y12 (* (- 1.0) U0) 1.0))
+(define-fun f0_1 () Bool (or b5_1 b4_1))
+(assert (not (= O12 (ite f0_1 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L5_r1
+(declare-fun b7_1 () Bool)
+(declare-fun b8_1 () Bool)
+(define-fun Y13 () Real (ite b7_1 1.0 0.0))
+(define-fun Y18 () Real (ite b8_1 1.0 0.0))
+(define-fun Y19 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y13 Y18 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O19 () Real (+ Y19 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b7_1 b8_1))
+(assert (not (= (> O19 (/ 1.0 2.0)) f0_1)))
+(check-sat)

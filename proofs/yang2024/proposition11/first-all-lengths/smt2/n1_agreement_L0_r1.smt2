@@ -1,0 +1,8 @@
+; attncert prove: agreement query n1_agreement_L0_r1
+(define-fun H0_0 () Real (- 1.0))
+(define-fun Y1 () Real H0_0)
+(define-fun Y2 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ (* (- 1.0) Y1) (- (/ 1.0 2.0))))) (ite (> p 0.0) p 0.0)))
+(define-fun O2 () Real (+ Y2 (* 2.0 U0)))
+(assert (not (= O2 (ite true 1.0 0.0))))
+(check-sat)

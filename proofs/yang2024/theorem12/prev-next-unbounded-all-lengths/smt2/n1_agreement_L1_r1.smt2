@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L1_r1
+(declare-fun b2_1 () Bool)
+(declare-fun b4_1 () Bool)
+(define-fun Y2 () Real (ite b2_1 1.0 0.0))
+(define-fun Y7 () Real (ite b4_1 1.0 0.0))
+(define-fun Y9 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y2 Y7 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O9 () Real (+ Y9 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b2_1 b4_1))
+(assert (not (= (> O9 (/ 1.0 2.0)) f0_1)))
+(check-sat)

@@ -1,0 +1,11 @@
+; attncert prove: agreement query n1_agreement_L2_r1
+(declare-fun b3_1 () Bool)
+(declare-fun b5_1 () Bool)
+(define-fun Y9 () Real (ite b3_1 1.0 0.0))
+(define-fun Y13 () Real (ite b5_1 1.0 0.0))
+(define-fun Y16 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y9 Y13 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O16 () Real (+ Y16 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b3_1 b5_1))
+(assert (not (= O16 (ite f0_1 1.0 0.0))))
+(check-sat)

@@ -1,0 +1,12 @@
+; attncert prove: agreement query n1_agreement_L3_r1
+(declare-fun b6_1 () Bool)
+(declare-fun x1_0 () Bool) (declare-fun x1_1 () Bool) (declare-fun x1_2 () Bool)
+(assert (and (or x1_0 x1_1 x1_2) (not (and x1_0 x1_1)) (not (and x1_0 x1_2)) (not (and x1_1 x1_2))))
+(define-fun Y16 () Real (ite b6_1 1.0 0.0))
+(define-fun Y17 () Real (ite x1_2 1.0 0.0))
+(define-fun Y18 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y16 Y17 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O18 () Real (+ Y18 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b6_1 x1_2))
+(assert (not (= (> O18 (/ 1.0 2.0)) f0_1)))
+(check-sat)

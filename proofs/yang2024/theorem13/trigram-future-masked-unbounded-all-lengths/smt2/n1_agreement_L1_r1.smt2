@@ -1,0 +1,9 @@
+; attncert prove: agreement query n1_agreement_L1_r1
+(define-fun H0_0 () Real 0.0)
+(define-fun Y6 () Real 0.0)
+(define-fun Y7 () Real H0_0)
+(define-fun U0 () Real (let ((p (+ Y7 (- (/ 1.0 4.0))))) (ite (> p 0.0) p 0.0)))
+(define-fun U1 () Real (let ((p (+ Y7 (- (/ 3.0 4.0))))) (ite (> p 0.0) p 0.0)))
+(define-fun O6 () Real (+ Y6 (* 2.0 U0) (* (- 2.0) U1)))
+(assert (not (= O6 (ite false 1.0 0.0))))
+(check-sat)

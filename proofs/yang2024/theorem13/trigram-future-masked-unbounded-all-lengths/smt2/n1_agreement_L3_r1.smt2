@@ -1,0 +1,12 @@
+; attncert prove: agreement query n1_agreement_L3_r1
+(declare-fun b6_1 () Bool)
+(declare-fun x1_0 () Bool) (declare-fun x1_1 () Bool) (declare-fun x1_2 () Bool)
+(assert (and (or x1_0 x1_1 x1_2) (not (and x1_0 x1_1)) (not (and x1_0 x1_2)) (not (and x1_1 x1_2))))
+(define-fun Y11 () Real (ite b6_1 1.0 0.0))
+(define-fun Y12 () Real (ite x1_2 1.0 0.0))
+(define-fun Y13 () Real 0.0)
+(define-fun U0 () Real (let ((p (+ Y11 Y12 (- 1.0)))) (ite (> p 0.0) p 0.0)))
+(define-fun O13 () Real (+ Y13 (* 1.0 U0)))
+(define-fun f0_1 () Bool (and b6_1 x1_2))
+(assert (not (= (> O13 (/ 1.0 2.0)) f0_1)))
+(check-sat)
