@@ -14,10 +14,8 @@ Exit status 0 (accepted), 1 (rejected: the claim, the node and the reason), 2 (b
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from attncert.cli.common import add_json_flag, load_model_arg, print_json
-from attncert.errors import SpecError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,31 +34,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from fractions import Fraction
 
+    from attncert.certificates.locate import resolve_source
     from attncert.certificates.verify import load_certificate
     from attncert.kernel.verify import check
-    from attncert.model import load_model, model_from_dict
     from attncert.soft.verify.outcome import sci, sci_up
 
     cert = load_certificate(args.cert)
     if args.model:
         model = load_model_arg(args.model)
     else:
-        src = cert.model_source or {}
-        if "zoo" in src:
-            model = load_model_arg("zoo:" + str(src["zoo"]))
-        elif "path" in src:
-            p = Path(str(src["path"]))
-            if not p.is_absolute():
-                p = Path(args.cert).parent / p
-            model = load_model(p)
-        elif "embedded" in src:
-            model = model_from_dict(src["embedded"], source=f"{args.cert}: model.source")
-        else:
-            raise SpecError(
-                "the certificate does not say where its model is",
-                where=f"{args.cert}: model.source",
-                expected="--model MODEL (a model file or zoo:NAME)",
-            )
+        model = resolve_source(cert.model_source, args.cert, f"{args.cert}: model.source")
     report = check(cert, model)
     total = report.total or 1
     lo, hi = Fraction(report.right, total), Fraction(report.right + report.undecided, total)
