@@ -207,3 +207,15 @@ def test_statement_lines_mark_their_status():
         "✓ S1 Theorem 1: claim — 1 input(s)"
     )
     assert s.to_dict()["bound"] == "4" and s.to_dict()["status"] == "holds"
+
+
+def test_a_certificate_without_proof_parameters_says_so(certified):
+    """Stage restrictions recorded but no (k, η, q, δ): the stage statements are not
+    re-derivable, and the reason names what is missing."""
+    model, cert = certified
+    trace = {key: v for key, v in cert.trace.items() if key not in ("k", "eta", "q", "delta")}
+    st = s1_statements(dataclasses.replace(cert, trace=trace), model)
+    assert not any(s.statement == "S1 Definition 5" for s in st)
+    lem6 = _one(st, "S1 Lemma 6", 1)
+    assert lem6.status == "not re-derivable"
+    assert lem6.value == "the certificate records no proof parameters (k, η, q, δ)"
