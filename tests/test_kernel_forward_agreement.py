@@ -132,3 +132,22 @@ def test_softmax_models_and_empty_inputs_are_refused_by_the_lean_decision():
     assert err.value.expected == "no softmax heads, or attncert.kernel.trace.forward_rigorous"
     with pytest.raises(InputError, match=r"no tokens \(empty input and no BOS/EOS\)"):
         decide_tokens(MODELS["leftmost"](), [])
+
+
+def test_a_mean_readout_within_one_rounding_of_zero_is_decided_in_arb():
+    """A mean readout on a model with LayerNorm and GELU (the field is arb): with the bias
+    minus the float nearest a string's logit, the logit plus bias is the rounding error of
+    that float, far below the enclosure's width. Its sign, known from a 300-bit ball, is
+    the decision — also for the strings where it differs from the sign of the bias alone."""
+    base = _with_readout(harden(v2_model(3)), position="mean", bias=0.0)
+    assert not base.is_rational
+    checked = 0
+    for star in STRINGS:
+        real = _logit(base, star)
+        near = float(real)
+        if real == near or (real > near) == (near < 0):
+            continue  # the sign of logit + bias equals the sign of the bias: not this test
+        model = _with_readout(base, bias=-near)
+        assert decide(model, star) == (real > near), star
+        checked += 1
+    assert checked >= 2

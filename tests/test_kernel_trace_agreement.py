@@ -135,3 +135,18 @@ def test_a_mean_readout_of_a_rational_model_is_exact():
         ) / len(rows) + Fraction(mean.readout.bias)
         assert lo == hi == want, s
         assert tr.accept == (want > 0) and tr.precision is None
+
+
+@pytest.mark.parametrize(("mid", "rad"), [(0, 0), (0.75, 0), (0, 0.25), (-1.5, 0.125)])
+def test_the_logit_interval_of_a_ball_is_exactly_its_ends(mid, rad):
+    """An arb logit's interval [mid − rad, mid + rad] in exact rationals (a ball's midpoint
+    and radius are dyadic, so floats hold them exactly): a zero midpoint or radius is 0."""
+    from flint import arb
+
+    from attncert.kernel.trace import RigorousTrace
+
+    x = arb(mid, rad)
+    m, r = Fraction(float(x.mid())), Fraction(float(x.rad()))
+    assert m == Fraction(mid) and (r == 0) == (rad == 0) and r >= Fraction(rad)
+    tr = RigorousTrace((), 53, (), None, x, True)
+    assert tr.logit_interval() == (m - r, m + r)
