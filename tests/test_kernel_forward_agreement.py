@@ -151,3 +151,22 @@ def test_a_mean_readout_within_one_rounding_of_zero_is_decided_in_arb():
         assert decide(model, star) == (real > near), star
         checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("name", ["leftmost", "leftmost-halves", "table"])
+def test_the_row_graphs_scores_are_the_exact_scores(name):
+    """RowGraph.score (what the lean decision compares when the float filter leaves more
+    than one key) equals yᵢᵀ W_Qᵀ W_K yⱼ of the exact evaluator, for every query and key of
+    the first layer."""
+    from attncert.arith.rows import RowGraph
+
+    model = MODELS[name]()
+    for s in (STRINGS[6], STRINGS[11]):
+        tokens = model.encode(s)
+        n_tok = len(tokens)
+        graph = RowGraph(model, n_tok, Field(None))
+        ids = graph.add_embedding(tokens, np.arange(n_tok))
+        scores = forward_exact(model, s).layers[0].scores
+        for hi, exact in enumerate(scores):
+            for i, j in itertools.product(range(n_tok), repeat=2):
+                assert graph.score(int(ids[i]), int(ids[j]), 0, hi) == exact[i, j], (s, hi, i, j)
