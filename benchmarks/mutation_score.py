@@ -401,6 +401,17 @@ def survivors_table(modules: list[str]) -> str:
     return "\n".join(rows)
 
 
+def _cpu() -> str:
+    """The processor's model name (Linux), else the platform's."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def write_docs(modules: list[str]) -> None:
     """Fill the generated parts of docs/mutation.md (between <!-- name --> markers)."""
     doc = ROOT / "docs" / "mutation.md"
@@ -413,9 +424,9 @@ def write_docs(modules: list[str]) -> None:
         }
     )
     header = (
-        f"Run of {date.today().isoformat()} on {platform.node()} ({os.cpu_count()} cores, "
-        f"shared with other jobs; Python {platform.python_version()}, mutmut 3.8.1); "
-        f"sample sizes {' and '.join(map(str, sizes))} (see *tested*)."
+        f"Run of {date.today().isoformat()} on a {os.cpu_count()}-core {_cpu()} VM (shared "
+        f"with other jobs; Python {platform.python_version()}, mutmut 3.8.1); sample sizes "
+        f"{' and '.join(map(str, sizes))} (see *tested*)."
     )
     parts = {
         "results": header + "\n\n" + table(modules),
