@@ -105,6 +105,14 @@ MODULES: dict[str, list[str]] = {
         "-k",
         "not imports",
     ],
+    # the affine forms' operations against brute force (cheap), then as below
+    "kernel/affine": [
+        "tests/test_kernel_affine_forms.py",
+        "tests/test_kernel_soft_affine_mean.py",
+        "tests/test_kernel_soft_affine.py",
+        "-k",
+        "not search and not re_derives",
+    ],
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)
     **{
@@ -116,7 +124,6 @@ MODULES: dict[str, list[str]] = {
         ]
         for module in (
             "kernel/soft_affine",
-            "kernel/affine",
             "kernel/affine_heads",
             "kernel/affine_rows",
         )

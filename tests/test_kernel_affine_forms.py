@@ -1,0 +1,133 @@
+"""The affine forms of the soft kernel (attncert.kernel.affine) against brute force: for
+every choice of the free positions, corners of the private error symbols and signs of the
+remainders, the exact image (mpmath, 200 bits) of the value a form stands for lies in the
+form the kernel computes — at the same choices and private symbols, the new symbols and
+the new remainder at their worst (issue 25's mutation analysis: LayerNorm weights ≠ 1,
+forms without private symbols)."""
+
+from __future__ import annotations
+
+import itertools
+
+import mpmath
+import numpy as np
+import pytest
+
+from attncert.kernel import affine as A
+from attncert.model.spec import LayerNorm
+
+PREC = 200
+
+
+def _form(rng, rows: int, k: int, m: int, a: int, e: int, scale: float) -> A.Form:
+    return A.Form(
+        rng.standard_normal((rows, k)) * scale,
+        rng.standard_normal((rows, k, m, a)) * scale * 0.4,
+        rng.standard_normal((rows, k, e)) * scale * 0.3,
+        np.abs(rng.standard_normal((rows, k))) * scale * 0.05,
+    )
+
+
+def _mp(x) -> mpmath.mpf:
+    return mpmath.mpf(float(x))
+
+
+def _points(f: A.Form, rng):
+    """(x − x̄ (m, A), ε (e,), signs (R, k)) over every choice and ε corner."""
+    _, _, m, a = f.G.shape
+    e = f.E.shape[2]
+    xbar = mpmath.mpf(1) / (a + 1)
+    for choice in itertools.product(range(a + 1), repeat=m):
+        x = [[(1 if choice[t] == o + 1 else 0) - xbar for o in range(a)] for t in range(m)]
+        for eps in itertools.product((-1, 1), repeat=e):
+            yield x, eps, rng.choice((-1.0, 0.0, 1.0), size=f.c.shape)
+
+
+def _value(f: A.Form, row: int, j: int, x, eps, extra: int = 0) -> mpmath.mpf:
+    """c + G·(x − x̄) + E[:e]·ε at row, coordinate j (extra: E's trailing new symbols
+    left out)."""
+    _, _, m, a = f.G.shape
+    v = _mp(f.c[row, j])
+    v += mpmath.fsum(_mp(f.G[row, j, t, o]) * x[t][o] for t in range(m) for o in range(a))
+    e = f.E.shape[2] - extra
+    v += mpmath.fsum(_mp(f.E[row, j, s]) * eps[s] for s in range(e))
+    return v
+
+
+def _check(f: A.Form, out: A.Form, exact, rng) -> None:
+    """exact(row values) → images; each within out's form at the same x, ε."""
+    e_in = f.E.shape[2]
+    new = out.E.shape[2] - e_in
+    assert new >= 0
+    rows, k = f.c.shape
+    with mpmath.workprec(PREC):
+        for x, eps, signs in _points(f, rng):
+            for row in range(rows):
+                v = [
+                    _value(f, row, j, x, eps) + _mp(signs[row, j]) * _mp(f.r[row, j])
+                    for j in range(k)
+                ]
+                for j, y in enumerate(exact(v)):
+                    centre = _value(out, row, j, x, eps, extra=new)
+                    slack = _mp(out.r[row, j]) + mpmath.fsum(
+                        abs(_mp(out.E[row, j, s])) for s in range(e_in, e_in + new)
+                    )
+                    assert abs(y - centre) <= slack, (row, j, float(y - centre), float(slack))
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("private", [2, 0])
+def test_an_affine_map_contains_every_image(seed, private):
+    rng = np.random.default_rng(seed)
+    f = _form(rng, 2, 4, 2, 2, private, scale=10.0 ** rng.integers(-2, 3))
+    w = rng.standard_normal((3, 4)) * 3
+    b = rng.standard_normal(3)
+    out = A.affine_map(f, w, b)
+    _check(
+        f,
+        out,
+        lambda v: [
+            mpmath.fsum(_mp(w[i, j]) * v[j] for j in range(4)) + _mp(b[i]) for i in range(3)
+        ],
+        rng,
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_layer_norm_with_weights_other_than_1_contains_every_image(seed):
+    rng = np.random.default_rng(10 + seed)
+    d = 4
+    f = _form(rng, 2, d, 2, 2, 2, scale=1.0)
+    f = A.Form(f.c + rng.standard_normal((2, d)) * 3, f.G, f.E, f.r)  # a spread-out centre
+    gamma = rng.uniform(0.3, 3.0, d) * rng.choice((-1.0, 1.0), d)
+    beta = rng.standard_normal(d)
+    norm = LayerNorm(gamma, beta, 1e-5)
+    out = A.layer_norm(f, norm)
+
+    def exact(v):
+        mu = mpmath.fsum(v) / d
+        var = mpmath.fsum((t - mu) ** 2 for t in v) / d
+        s = 1 / mpmath.sqrt(var + _mp(1e-5))
+        return [_mp(gamma[j]) * (v[j] - mu) * s + _mp(beta[j]) for j in range(d)]
+
+    _check(f, out, exact, rng)
+
+
+def _gelu(x):
+    return x / 2 * (1 + mpmath.erf(x / mpmath.sqrt(2)))
+
+
+def _gelu_tanh(x):
+    return (
+        x / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (x + mpmath.mpf("0.044715") * x**3)))
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "g"), [("relu", lambda x: max(x, 0)), ("gelu", _gelu), ("gelu_tanh", _gelu_tanh)]
+)
+def test_an_activation_contains_every_image(kind, g):
+    rng = np.random.default_rng(3)
+    f = _form(rng, 2, 3, 2, 1, 2, scale=1.5)
+    out = A.activation(f, kind)
+    _check(f, out, lambda v: [g(t) for t in v], rng)
