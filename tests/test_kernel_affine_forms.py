@@ -76,7 +76,7 @@ def _check(f: A.Form, out: A.Form, exact, rng) -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("private", [2, 0])
+@pytest.mark.parametrize("private", [2, 1, 0])
 def test_an_affine_map_contains_every_image(seed, private):
     rng = np.random.default_rng(seed)
     f = _form(rng, 2, 4, 2, 2, private, scale=10.0 ** rng.integers(-2, 3))
@@ -131,3 +131,19 @@ def test_an_activation_contains_every_image(kind, g):
     f = _form(rng, 2, 3, 2, 1, 2, scale=1.5)
     out = A.activation(f, kind)
     _check(f, out, lambda v: [g(t) for t in v], rng)
+
+
+@pytest.mark.parametrize(("k", "a", "e"), [(1, 2, 1), (3, 1, 1), (3, 2, 0), (1, 1, 2)])
+def test_bounds_contain_every_value_of_the_form(k, a, e):
+    """bounds(f): every value c + G·(x − x̄) + E·ε ± r, over every choice and corner, lies
+    in [lo, hi] — one row per coordinate, one or two alternatives, one private symbol."""
+    rng = np.random.default_rng(k * 10 + a + e)
+    f = _form(rng, 2, k, 3, a, e, scale=2.0)
+    lo, hi = A.bounds(f)
+    with mpmath.workprec(PREC):
+        for x, eps, signs in _points(f, rng):
+            for row, j in itertools.product(range(2), range(k)):
+                v = _value(f, row, j, x, eps) + _mp(signs[row, j]) * _mp(f.r[row, j])
+                assert _mp(lo[row, j]) <= v <= _mp(hi[row, j]), (row, j)
+    # and they are attained to within the remainder's and the rounding's width
+    assert np.all(hi - lo <= 2 * (A.dev(f) + 1e-12))
