@@ -106,13 +106,16 @@ MODULES: dict[str, list[str]] = {
         "not imports",
     ],
     # the affine forms' operations against brute force (cheap), then as below
-    "kernel/affine": [
-        "tests/test_kernel_affine_forms.py",
-        "tests/test_kernel_soft_affine_mean.py",
-        "tests/test_kernel_soft_affine.py",
-        "-k",
-        "not search and not re_derives",
-    ],
+    **{
+        module: [
+            "tests/test_kernel_affine_forms.py",
+            "tests/test_kernel_soft_affine_mean.py",
+            "tests/test_kernel_soft_affine.py",
+            "-k",
+            "not search and not re_derives",
+        ]
+        for module in ("kernel/affine", "kernel/affine_rows")
+    },
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)
     **{
@@ -125,7 +128,6 @@ MODULES: dict[str, list[str]] = {
         for module in (
             "kernel/soft_affine",
             "kernel/affine_heads",
-            "kernel/affine_rows",
         )
     },
 }

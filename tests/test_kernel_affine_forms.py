@@ -147,3 +147,65 @@ def test_bounds_contain_every_value_of_the_form(k, a, e):
                 assert _mp(lo[row, j]) <= v <= _mp(hi[row, j]), (row, j)
     # and they are attained to within the remainder's and the rounding's width
     assert np.all(hi - lo <= 2 * (A.dev(f) + 1e-12))
+
+
+@pytest.mark.parametrize(("a", "seed"), [(1, 0), (2, 1), (1, 2)])
+def test_mixing_key_rows_is_the_sum_over_every_completion(a, seed):
+    """affine_rows.mix: the form of Σ over key positions of the row each completion puts
+    there (the base row at a fixed position; at a free one the row of its chosen symbol),
+    against that sum computed for every choice of the free positions (no private symbols
+    here; each row's form does not depend on its own position's choice)."""
+    from attncert.kernel.affine_rows import mix
+
+    rng = np.random.default_rng(seed)
+    n, k, free = 4, 2, [1, 3]  # positions 1 and 3 free, m = 2
+    m = len(free)
+    rows = n + m * a  # the base rows 0..3, then the alternatives' rows
+    c = rng.standard_normal((rows, k)) * 2
+    g = rng.standard_normal((rows, k, m, a))
+    alt = np.array([[n + p * a + o for o in range(a)] for p in range(m)])
+    for p, pos in enumerate(free):
+        g[[pos, *alt[p]], :, p, :] = 0.0  # a row never depends on its own position's choice
+    e = np.zeros((rows, k, 0))
+    rem = np.abs(rng.standard_normal((rows, k))) * 0.01
+    kr = np.arange(n)
+    cs, gs, es, rs = mix(c, g, e, rem, kr, np.arange(m), np.array(free), alt)
+    assert es.shape[-1] == 0
+    xbar = mpmath.mpf(1) / (a + 1)
+    with mpmath.workprec(PREC):
+        for choice in itertools.product(range(a + 1), repeat=m):
+            x = [[(1 if choice[p] == o + 1 else 0) - xbar for o in range(a)] for p in range(m)]
+            picked = list(range(n))
+            for p, pos in enumerate(free):
+                if choice[p]:
+                    picked[pos] = alt[p, choice[p] - 1]
+            for j in range(k):
+                total = mpmath.fsum(
+                    _mp(c[r, j])
+                    + mpmath.fsum(_mp(g[r, j, t, o]) * x[t][o] for t in range(m) for o in range(a))
+                    for r in picked
+                )
+                width = mpmath.fsum(_mp(rem[r, j]) for r in picked)
+                form = _mp(cs[j]) + mpmath.fsum(
+                    _mp(gs[j, t, o]) * x[t][o] for t in range(m) for o in range(a)
+                )
+                assert abs(total - form) + width <= _mp(rs[j]), (choice, j)
+
+
+def test_a_base_string_that_is_not_a_completion_is_refused_with_its_position():
+    """The soft certificate's restriction.base must complete ρ: the refusal (the reason
+    the checker gives for that tampered field) names the position and both symbols."""
+    from attncert.errors import InputError
+    from attncert.kernel.affine_rows import make_rows
+    from attncert.model.zoo import zoo_model
+
+    model = zoo_model("soft_parity_lm")
+    rho = "01*1*0"
+    for base, message, expected in (
+        ("011111", "base symbol '1' at position 6 differs from ρ's '0'", "a completion of ρ"),
+        ("0101", "the base string has length 4, the restriction 6", "a completion of ρ"),
+        ("010120", "base symbol '2' at position 5", "symbols of Σ"),
+    ):
+        with pytest.raises(InputError) as err:
+            make_rows(model, rho, base)
+        assert (err.value.message, err.value.expected) == (message, expected)
