@@ -209,3 +209,45 @@ def test_a_base_string_that_is_not_a_completion_is_refused_with_its_position():
         with pytest.raises(InputError) as err:
             make_rows(model, rho, base)
         assert (err.value.message, err.value.expected) == (message, expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_ratio_form_contains_every_quotient(seed):
+    """affine_rows.ratio: the form of y = N/D (N, D forms of a softmax numerator and a
+    denominator that moves by up to ~half its centre) contains N/D for every choice of the
+    free positions and every corner of N's and D's remainders (200-bit quotients), with a
+    valid but loose hull so that the form, not the hull, is used."""
+    from attncert.kernel.affine_rows import ratio
+
+    rng = np.random.default_rng(seed)
+    k, m, a = 2, 2, 1
+    nc = rng.standard_normal((1, k))
+    ng = rng.standard_normal((1, k, m, a)) * rng.uniform(0.1, 2)
+    nr = np.abs(rng.standard_normal((1, k))) * 0.01
+    dc = np.array([rng.uniform(1, 3)])
+    dg = rng.standard_normal((1, m, a)) * rng.uniform(0.1, 1.2) * dc[0] / 2
+    dr = np.array([0.01])
+    xbar = mpmath.mpf(1) / (a + 1)
+    quotients = []
+    with mpmath.workprec(PREC):
+        for choice in itertools.product(range(a + 1), repeat=m):
+            x = [[(1 if choice[t] == o + 1 else 0) - xbar for o in range(a)] for t in range(m)]
+            d0 = _mp(dc[0]) + mpmath.fsum(_mp(dg[0, t, 0]) * x[t][0] for t in range(m))
+            for sd, sn, j in itertools.product((-1, 1), (-1, 1), range(k)):
+                den = d0 + sd * _mp(dr[0])
+                assert den > 0
+                num = _mp(nc[0, j]) + mpmath.fsum(_mp(ng[0, j, t, 0]) * x[t][0] for t in range(m))
+                quotients.append((x, j, (num + sn * _mp(nr[0, j])) / den))
+        lo = min(float(q) for _, _, q in quotients)
+        hi = max(float(q) for _, _, q in quotients)
+        pad = 5 * (hi - lo) + 1
+        y0, gl, el, rl, err, boxed = ratio(
+            (nc, ng, np.zeros((1, k, 0)), nr),
+            (dc, dg, np.zeros((1, 0)), dr),
+            np.full((1, k), lo - pad),
+            np.full((1, k), hi + pad),
+        )
+        assert boxed == 0 and el.shape[-1] == 0
+        for x, j, q in quotients:
+            form = _mp(y0[0, j]) + mpmath.fsum(_mp(gl[0, j, t, 0]) * x[t][0] for t in range(m))
+            assert abs(q - form) <= _mp(rl[0, j]) + _mp(err[0, j]), (x, j)
