@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
+import warnings
 from pathlib import Path
 
 import mpmath
@@ -275,6 +276,16 @@ def test_an_enclosure_beyond_float_range_is_undecided_in_every_map():
         assert err.value.expected == "a model whose activations stay within float64 range"
 
 
+def test_an_affine_overflow_is_reported_without_a_float_warning():
+    """The affine map's overflow is the Undecided report, not also a numpy RuntimeWarning
+    printed on the way (the CLI's stderr is one paragraph)."""
+    big = enclose.point(np.array([[1e308, 1e308]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(Undecided, match="overflow"):
+            enclose.affine(big, np.array([[1e10, 1e10]]), np.array([1.0]))
+
+
 # ------------------------------------------------------------------------ arith.filter
 def _exact_dot(p, q) -> fmpq:
     return sum((a * b for a, b in zip(p, q, strict=True)), fmpq(0))
@@ -501,6 +512,31 @@ def test_ball_relu_and_layer_norm_contain_every_point_of_wide_balls():
                     lo = mpmath.mpf(float(ball.lower())) - mpmath.mpf(2) ** -40
                     hi = mpmath.mpf(float(ball.upper())) + mpmath.mpf(2) ** -40
                     assert lo <= v <= hi, (r, j)
+
+
+def test_layer_norm_of_a_row_with_one_wide_ball_contains_every_point():
+    """One entry a ball of radius 1.7 among nine exact ones (found by a random search
+    against a mutant): its centred value straddles 0 with |x − μ| up to ~3, so the
+    square's enclosure must reach max|x − μ|² > 1, or the variance — and the normalised
+    row — miss the points where that entry is far from the mean."""
+    mids = [4.0727, -0.19105, -1.6273, 2.2475, 3.1797, 2.3094, 5.9985, 3.2422, 3.8505, -1.6196]
+    rads = [0.0] * 8 + [1.6889, 0.0]
+    norm = LayerNorm(np.ones(10), np.zeros(10), 1e-5)
+    nm = NormMaps([arb(1)] * 10, [arb(0)] * 10, arb(norm.eps))
+    with ctx.workprec(64):
+        fld = Field(64)
+        m = fld.matrix(1, 10, [arb(a, r) for a, r in zip(mids, rads, strict=True)])
+        y = layer_norm_rows(fld, nm, m).entries()
+    for t in np.linspace(-1, 1, 9):  # points a + t·r of the box (arb's radius is ≥ r)
+        pt = [
+            fmpq(*a.as_integer_ratio()) + fmpq(*(t * r).as_integer_ratio())
+            for a, r in zip(mids, rads, strict=True)
+        ]
+        for j, v in enumerate(_layer_norm_exact(norm, [pt])[0]):
+            with mpmath.workprec(200):
+                lo = mpmath.mpf(float(y[j].lower())) - mpmath.mpf(2) ** -40
+                hi = mpmath.mpf(float(y[j].upper())) + mpmath.mpf(2) ** -40
+                assert lo <= v <= hi, (t, j)
 
 
 def test_irrational_maps_are_refused_in_the_exact_field():

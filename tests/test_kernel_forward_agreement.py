@@ -132,3 +132,41 @@ def test_softmax_models_and_empty_inputs_are_refused_by_the_lean_decision():
     assert err.value.expected == "no softmax heads, or attncert.kernel.trace.forward_rigorous"
     with pytest.raises(InputError, match=r"no tokens \(empty input and no BOS/EOS\)"):
         decide_tokens(MODELS["leftmost"](), [])
+
+
+def test_a_mean_readout_within_one_rounding_of_zero_is_decided_in_arb():
+    """A mean readout on a model with LayerNorm and GELU (the field is arb): with the bias
+    minus the float nearest a string's logit, the logit plus bias is the rounding error of
+    that float, far below the enclosure's width. Its sign, known from a 300-bit ball, is
+    the decision — also for the strings where it differs from the sign of the bias alone."""
+    base = _with_readout(harden(v2_model(3)), position="mean", bias=0.0)
+    assert not base.is_rational
+    checked = 0
+    for star in STRINGS:
+        real = _logit(base, star)
+        near = float(real)
+        if real == near or (real > near) == (near < 0):
+            continue  # the sign of logit + bias equals the sign of the bias: not this test
+        model = _with_readout(base, bias=-near)
+        assert decide(model, star) == (real > near), star
+        checked += 1
+    assert checked >= 2
+
+
+@pytest.mark.parametrize("name", ["leftmost", "leftmost-halves", "table"])
+def test_the_row_graphs_scores_are_the_exact_scores(name):
+    """RowGraph.score (what the lean decision compares when the float filter leaves more
+    than one key) equals yᵢᵀ W_Qᵀ W_K yⱼ of the exact evaluator, for every query and key of
+    the first layer."""
+    from attncert.arith.rows import RowGraph
+
+    model = MODELS[name]()
+    for s in (STRINGS[6], STRINGS[11]):
+        tokens = model.encode(s)
+        n_tok = len(tokens)
+        graph = RowGraph(model, n_tok, Field(None))
+        ids = graph.add_embedding(tokens, np.arange(n_tok))
+        scores = forward_exact(model, s).layers[0].scores
+        for hi, exact in enumerate(scores):
+            for i, j in itertools.product(range(n_tok), repeat=2):
+                assert graph.score(int(ids[i]), int(ids[j]), 0, hi) == exact[i, j], (s, hi, i, j)

@@ -8,17 +8,20 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+import time
 
 import numpy as np
 import pytest
 
 from attncert.arith.field import Undecided
+from attncert.certificates.hard import FixedDependence, Witness
 from attncert.hard.pipeline import certify
 from attncert.kernel import hard
 from attncert.kernel.failure import Failure
+from attncert.kernel.forward import decide
 from attncert.kernel.hard import CheckReport, check
 from attncert.kernel.trace import forward_rigorous
-from attncert.model import random_model
+from attncert.model import harden, random_model, zoo_model
 from attncert.restriction import Restriction
 
 
@@ -299,3 +302,151 @@ def test_a_mean_readout_claim_is_checked_against_every_completion(seed):
         every = dataclasses.replace(c2, output_dependency=cert.final_restriction.free_positions)
         assert check(every, m2).accepted
     assert np.isfinite(logits).all()
+
+
+# ------------------------------------------------------------------ the witness (claims 6, 7)
+@pytest.fixture(scope="module")
+def first_last():
+    """The hardened first = last model at n = 16: constant under ρ_L, not constant, its
+    decision depends on the fixed position 16."""
+    model = harden(zoo_model("trained_first_last"))
+    cert = certify(model, n=16, language="parity")
+    assert cert.witness is not None and cert.fixed_dependence
+    return model, cert
+
+
+def _flip(s: str, u: int) -> str:
+    return s[:u] + ("1" if s[u] == "0" else "0") + s[u + 1 :]
+
+
+def test_the_witness_facts_state_how_the_strings_differ(first_last):
+    model, cert = first_last
+    s, t = cert.witness.strings
+    differ = [i for i in range(cert.n) if s[i] != t[i]]
+    assert len(differ) == 1
+    d0, d1 = cert.witness.decisions
+    report = check(cert, model)
+    assert report.accepted and report.nonconstant
+    assert (
+        f"the model is not constant at n = 16: two strings get decisions {d0} and {d1} "
+        f"(they differ only at input position {differ[0] + 1})"
+    ) in report.facts
+    # a second string that also differs at a free position (the decision under ρ_L is
+    # constant, so it keeps its decision): still a witness, differing at two positions
+    free = next(u for u in cert.final_restriction.free_positions if u != differ[0])
+    two = dataclasses.replace(cert, witness=Witness((s, _flip(t, free)), (d0, d1)))
+    report = check(two, model)
+    assert report.accepted, report.failures
+    assert (
+        f"the model is not constant at n = 16: two strings get decisions {d0} and {d1} "
+        "(they differ at 2 input positions)"
+    ) in report.facts
+
+
+def test_every_false_witness_claim_is_rejected_with_its_reason(first_last):
+    model, cert = first_last
+    w = cert.witness
+    s, t = w.strings
+    d0 = w.decisions[0]
+    rho = cert.final_restriction
+    good = cert.fixed_dependence[0]
+    u = good.position
+    assert decide(model, _flip(s, u)) != d0
+    idle = next(
+        v for v in range(cert.n) if rho.fixed[v] is not None and decide(model, _flip(s, v)) == d0
+    )
+    free = rho.free_positions[0]
+    foreign = s[:2] + "x" + s[3:]
+    cases = [
+        (
+            {"witness": Witness((foreign, t), w.decisions)},
+            ("witness", "strings[0] position 3", "'x' is not a symbol of the alphabet 01"),
+        ),
+        (
+            {"witness": Witness((s, s), (d0, d0))},
+            (
+                "witness",
+                "decisions",
+                f"the model answers {d0} on both strings: they do not show that the "
+                "decision is non-constant",
+            ),
+        ),
+        (
+            {"fixed_dependence": (good, FixedDependence(cert.n, "0", True))},
+            ("fixed_dependence", "fixed_dependence[1]", "position 17 is beyond n = 16"),
+        ),
+        (
+            {"fixed_dependence": (good, FixedDependence(free, "1", True))},
+            (
+                "fixed_dependence",
+                "fixed_dependence[1]",
+                f"position {free + 1} is free under ρ_L \\(a free input belongs in the "
+                "output's dependency set\\)",
+            ),
+        ),
+        (
+            {"fixed_dependence": (good, FixedDependence(u, s[u], not d0))},
+            (
+                "fixed_dependence",
+                "fixed_dependence[1]",
+                f"symbol '{s[u]}' is not another symbol of the alphabet at position {u + 1} "
+                f"\\(ρ_L fixes '{s[u]}'\\)",
+            ),
+        ),
+        (
+            {"fixed_dependence": (good, FixedDependence(u, good.symbol, d0))},
+            (
+                "fixed_dependence",
+                "fixed_dependence[1]",
+                f"with position {u + 1} changed to '{good.symbol}' the rigorous forward pass "
+                f"gives {not d0}, not {d0}",
+            ),
+        ),
+        (
+            {"fixed_dependence": (good, FixedDependence(idle, _flip(s, idle)[idle], d0))},
+            (
+                "fixed_dependence",
+                "fixed_dependence[1]",
+                f"changing position {idle + 1} to '{_flip(s, idle)[idle]}' leaves the "
+                f"decision {d0}: the decision is not shown to depend on it",
+            ),
+        ),
+        (
+            {"witness": Witness((_flip(s, idle), t), w.decisions)},
+            (
+                "fixed_dependence",
+                "witness.strings[0]",
+                "the base string of a fixed-position dependence must be ρ_L-compatible",
+            ),
+        ),
+    ]
+    for change, (claim, where, reason) in cases:
+        _rejected(check(dataclasses.replace(cert, **change), model), claim, where, reason)
+
+
+def test_a_witness_the_collapsed_tables_contradict_is_rejected(first_last, monkeypatch):
+    """Claim 6 cross-checks the rigorous forward pass against the collapsed output table on
+    a ρ_L-compatible witness string: were the tables wrong, the witness is rejected."""
+    model, cert = first_last
+    s = cert.witness.strings[0]
+    assert cert.final_restriction.compatible(s)
+    real = hard._table_decision
+    monkeypatch.setattr(hard, "_table_decision", lambda *a: not real(*a))
+    d0 = cert.witness.decisions[0]
+    _rejected(
+        check(cert, model),
+        "witness",
+        "strings[0]",
+        f"ρ_L-compatible, but the rigorous forward pass gives {d0} and the collapsed "
+        f"tables {not d0}",
+    )
+
+
+def test_a_rejection_reports_the_time_the_check_took(first_last):
+    model, cert = first_last
+    bad = dataclasses.replace(cert, fixed_dependence=(FixedDependence(cert.n, "0", True),))
+    t0 = time.perf_counter()
+    report = check(bad, model)
+    spent = time.perf_counter() - t0
+    assert not report.accepted
+    assert 0.0 <= report.seconds <= spent

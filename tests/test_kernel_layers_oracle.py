@@ -190,3 +190,25 @@ def test_the_checkers_decision_tables_equal_the_exact_forward_pass(name, path, m
     for s in _completions(final):
         row = layers._row_of(deps, {u: alpha[s[u]] for u in deps}, base)
         assert decisions[row] == forward_exact(model, s).accept, (name, s)
+
+
+@pytest.mark.parametrize("fix", [(2,), (5,), (2, 9), ()])
+def test_restricting_a_table_is_looking_up_the_completed_assignment(fix):
+    """A table over inputs {2, 5, 9} restricted by a ρ that fixes some of them: for every
+    assignment of the inputs left free, the value is the original table's at that
+    assignment completed by ρ — also when only part of the inputs is fixed."""
+    from attncert.kernel.layers import _assignments, _restrict, _row_of, _Table
+
+    deps = (2, 5, 9)
+    table = _Table(deps, tuple(range(100, 100 + 3**3)))  # every assignment its own value
+    fixed = [None] * 12
+    for u in fix:
+        fixed[u] = "ab"[u % 2]
+    rho = Restriction("abc", tuple(fixed))
+    out = _restrict(table, rho)
+    assert out.deps == tuple(u for u in deps if u not in fix)
+    alpha = {"a": 0, "b": 1, "c": 2}
+    for combo in _assignments(out.deps, 3):
+        sym = dict(zip(out.deps, combo, strict=True))
+        full = {u: sym[u] if u in sym else alpha[fixed[u]] for u in deps}
+        assert out.vid[_row_of(out.deps, sym, 3)] == table.vid[_row_of(deps, full, 3)]

@@ -207,3 +207,53 @@ def test_statement_lines_mark_their_status():
         "✓ S1 Theorem 1: claim — 1 input(s)"
     )
     assert s.to_dict()["bound"] == "4" and s.to_dict()["status"] == "holds"
+
+
+def test_a_certificate_without_proof_parameters_says_so(certified):
+    """Stage restrictions recorded but no (k, η, q, δ): the stage statements are not
+    re-derivable, and the reason names what is missing."""
+    model, cert = certified
+    trace = {key: v for key, v in cert.trace.items() if key not in ("k", "eta", "q", "delta")}
+    st = s1_statements(dataclasses.replace(cert, trace=trace), model)
+    assert not any(s.statement == "S1 Definition 5" for s in st)
+    lem6 = _one(st, "S1 Lemma 6", 1)
+    assert lem6.status == "not re-derivable"
+    assert lem6.value == "the certificate records no proof parameters (k, η, q, δ)"
+
+
+@pytest.mark.parametrize("size", [5, 6])
+def test_lemma_4_holds_exactly_up_to_its_bound(certified, size):
+    """A claimed dependency set may be larger than needed (a superset of a true dependency
+    set is still true, and the checker accepts it): Lemma 4's statement compares the
+    largest claimed set with c(|Σ|^c kH + 1) by ≤ — it holds at the bound, fails above."""
+    from attncert.kernel.hard import check
+
+    model, cert = certified
+    free = cert.restrictions[2].free_positions
+    sets = list(cert.dependency_sets[1])
+    padded = tuple(sorted(set(sets[2]) | set(free[: size + 3])))[:size]
+    assert len(padded) == size and set(sets[2]) <= set(padded)
+    sets[2] = padded
+    wide = dataclasses.replace(cert, dependency_sets=(cert.dependency_sets[0], tuple(sets)))
+    assert check(wide, model).accepted
+    lem4 = _one(s1_statements(wide, model), "S1 Lemma 4", 2)
+    sigma = len(cert.restrictions[0].symbols)
+    c = int(_one(s1_statements(wide, model), "S1 Definition 2", 2).value.removeprefix("c = "))
+    bound = c * (sigma**c * int(cert.trace["k"]) * len(model.layers[1].heads) + 1)
+    assert (lem4.value, lem4.bound) == (str(size), str(bound)) and bound == 5
+    assert lem4.status == ("holds" if size <= bound else "fails")
+
+
+def test_a_layer_without_heads_has_no_attention_cases():
+    """Definitions 7 and 8 count (head, position, assignment) cases: none in a layer
+    without heads."""
+    model = random_model(2, 2, 16, seed=0)
+    model = dataclasses.replace(
+        model, layers=(dataclasses.replace(model.layers[0], heads=()), *model.layers[1:])
+    )
+    cert = certify(model, n=16, language="parity")
+    st = s1_statements(cert, model)
+    assert _one(st, "S1 Definition 7", 1).value == "0 of 0 (head, position, assignment) cases"
+    assert _one(st, "S1 Definition 8", 1).value == "verified for 0 cases"
+    d8 = _one(st, "S1 Definition 8", 2).value
+    assert d8 != "verified for 0 cases"

@@ -7,6 +7,7 @@ analysis: the older test looked for two substrings of the summary)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import re
 import sys
@@ -207,3 +208,58 @@ def test_a_readout_functional_is_checked():
             K._readout_model(model, bad)
     with pytest.raises(SpecError, match=r"field 'z_range' has the wrong type int"):
         K._range({"z_range": 3}, "restriction")
+
+
+@pytest.mark.parametrize("position", ["mean", "first"])
+def test_a_readout_without_a_readout_symbol_has_one_sensitivity_entry(position):
+    """A mean readout, or one at BOS, reads no input symbol: the sensitivity claim has a
+    single entry (no readout symbol), accepted; one entry per symbol is rejected."""
+    base = zoo_model("soft_parity_lm")
+    model = dataclasses.replace(base, readout=dataclasses.replace(base.readout, position=position))
+    out = older.certify_soft(model, 24, restriction=True, time_limit=30)
+    data = out.certificate.to_dict()
+    per = data["sensitivity"][0]["per_symbol"]
+    assert [e.get("symbol") for e in per] == [None]
+    assert K.check(data, model).accepted
+    bad = copy.deepcopy(data)
+    bad["sensitivity"][0]["per_symbol"] = [
+        {**per[0], "symbol": "0"},
+        {**per[0], "symbol": "1"},
+    ]
+    f = K.check(bad, model).failures[0]
+    assert (f.claim, f.where) == ("sensitivity", "sensitivity.per_symbol"), f
+    assert f.reason == "one entry per readout symbol [None] is needed"
+
+
+def test_a_per_symbol_bound_below_the_rederived_one_is_not_sound(cert):
+    model = zoo_model("soft_parity_lm")
+    data = copy.deepcopy(cert)
+    entry = data["sensitivity"][0]["per_symbol"][1]
+    entry["bound"] = entry["bound"] * (1 - 1e-9)
+    f = K.check(data, model).failures[0]
+    assert (f.claim, f.where) == ("sensitivity", "sensitivity.per_symbol[1]"), f
+    assert re.fullmatch(r"claimed bound \S+ is not sound: re-derived \S+", f.reason), f.reason
+
+
+def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm():
+    """With a final LayerNorm the readout back-substitution does not apply: one propagation
+    in which every free position may change serves all readout symbols. The certificate
+    is accepted; a propagated bound of 0 (what a pass in which nothing may change gives)
+    is rejected as not sound."""
+    from test_model_v2 import v2_model
+
+    from attncert.kernel.soft_propagate import readout_index, split_by_symbol
+
+    model = v2_model(5, readout="last", activation="relu")
+    assert not split_by_symbol(model, readout_index(model, 12))
+    data = older.certify_soft(model, 12).certificate.to_dict()
+    assert [e["symbol"] for e in data["sensitivity"][0]["per_symbol"]] == ["0", "1"]
+    assert K.check(data, model).accepted
+    for k in (0, 1):
+        bad = copy.deepcopy(data)
+        bad["sensitivity"][0]["per_symbol"][k]["propagated"] = 0.0
+        f = K.check(bad, model).failures[0]
+        assert (f.claim, f.where) == ("sensitivity", f"sensitivity.per_symbol[{k}]"), f
+        assert re.fullmatch(
+            r"claimed propagated bound 0\.0 is not sound: re-derived \S+", f.reason
+        ), f.reason

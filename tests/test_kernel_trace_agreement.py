@@ -135,3 +135,39 @@ def test_a_mean_readout_of_a_rational_model_is_exact():
         ) / len(rows) + Fraction(mean.readout.bias)
         assert lo == hi == want, s
         assert tr.accept == (want > 0) and tr.precision is None
+
+
+@pytest.mark.parametrize(("mid", "rad"), [(0, 0), (0.75, 0), (0, 0.25), (-1.5, 0.125)])
+def test_the_logit_interval_of_a_ball_is_exactly_its_ends(mid, rad):
+    """An arb logit's interval [mid − rad, mid + rad] in exact rationals (a ball's midpoint
+    and radius are dyadic, so floats hold them exactly): a zero midpoint or radius is 0."""
+    from flint import arb
+
+    from attncert.kernel.trace import RigorousTrace
+
+    x = arb(mid, rad)
+    m, r = Fraction(float(x.mid())), Fraction(float(x.rad()))
+    assert m == Fraction(mid) and (r == 0) == (rad == 0) and r >= Fraction(rad)
+    tr = RigorousTrace((), 53, (), None, x, True)
+    assert tr.logit_interval() == (m - r, m + r)
+
+
+def test_rows_with_equal_identity_keys_have_equal_values():
+    """The full pass ties two scores exactly, without comparing them, when the key rows'
+    identity keys are equal: so equal keys must mean equal rows. A softmax layer under a
+    causal mask, without position features, gives same-token positions different rows
+    (different visible prefixes), which must then get different keys."""
+    model = random_model(2, 1, 8, kind="softmax", mask="future", features=(), seed=3)
+    d = model.d
+    distinct = 0
+    for s in ("0101", "0011", "1110"):
+        tr = forward_rigorous(model, s)
+        for layer in tr.layers:
+            ents = layer.inputs.entries()
+            for i, j in itertools.combinations(range(len(layer.keys)), 2):
+                same = all(ents[i * d + c].overlaps(ents[j * d + c]) for c in range(d))
+                if layer.keys[i] == layer.keys[j]:
+                    assert same, (s, i, j)
+                elif not same:
+                    distinct += 1
+    assert distinct > 0

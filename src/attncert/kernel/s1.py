@@ -117,7 +117,7 @@ def _derive(cert: Certificate, model: Model, fld: Field) -> tuple[S1Statement, .
     sigma = len(cert.restrictions[0].symbols)
     params = _params(cert)
     stage_params = params
-    unusable = "the certificate records no stage restrictions"
+    unusable = "the certificate records no proof parameters (k, η, q, δ)"
     if params is not None:
         k, eta, q, delta = params
         ok = 0 < eta < Fraction(1, 2) and 0 < q < 1 and delta > 0 and (1 + delta) * q < 1
