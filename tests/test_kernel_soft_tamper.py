@@ -265,3 +265,29 @@ def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm(l
         assert re.fullmatch(
             r"claimed propagated bound 0\.0 is not sound: re-derived \S+", f.reason
         ), f.reason
+
+
+def test_an_affine_restriction_on_a_model_outside_the_method_is_refused_with_the_reason(cert):
+    """A soft certificate presented for a model the affine method does not cover (here its
+    head made hard, the model hash updated): the restriction claim is refused with the
+    method's reason, not re-derived by another method."""
+    from attncert.model.spec import AttentionKind
+
+    model = zoo_model("soft_parity_lm")
+    layer = model.layers[0]
+    hard_head = dataclasses.replace(layer.heads[0], kind=AttentionKind.LEFTMOST, temperature=None)
+    hard = dataclasses.replace(model, layers=(dataclasses.replace(layer, heads=(hard_head,)),))
+    data = copy.deepcopy(cert)
+    assert data["restriction"]["method"] == "affine"
+    data["model"]["sha256"] = hard.digest
+    data["sensitivity"] = []
+    report = K.check(data, hard)
+    assert not report.accepted
+    assert report.failures == (
+        K.Failure(
+            "restriction",
+            "restriction.method",
+            "layers[0].heads[0] is a leftmost hard-attention head (affine forms bound softmax "
+            "heads)",
+        ),
+    )
