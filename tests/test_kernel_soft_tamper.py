@@ -241,10 +241,11 @@ def test_a_per_symbol_bound_below_the_rederived_one_is_not_sound(cert):
     assert re.fullmatch(r"claimed bound \S+ is not sound: re-derived \S+", f.reason), f.reason
 
 
-def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm():
+@pytest.mark.parametrize("lp", [True, False])
+def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm(lp):
     """With a final LayerNorm the readout back-substitution does not apply: one propagation
-    in which every free position may change serves all readout symbols. The certificate
-    is accepted; a propagated bound of 0 (what a pass in which nothing may change gives)
+    in which every free position may change serves all readout symbols (with or without
+    the LP bounds). The certificate is accepted; a propagated bound of 0 (what a pass in which nothing may change gives)
     is rejected as not sound."""
     from test_model_v2 import v2_model
 
@@ -252,7 +253,8 @@ def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm()
 
     model = v2_model(5, readout="last", activation="relu")
     assert not split_by_symbol(model, readout_index(model, 12))
-    data = older.certify_soft(model, 12).certificate.to_dict()
+    data = older.certify_soft(model, 12, lp=lp).certificate.to_dict()
+    assert data["method"]["lp"] is lp
     assert [e["symbol"] for e in data["sensitivity"][0]["per_symbol"]] == ["0", "1"]
     assert K.check(data, model).accepted
     for k in (0, 1):
@@ -263,3 +265,29 @@ def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm()
         assert re.fullmatch(
             r"claimed propagated bound 0\.0 is not sound: re-derived \S+", f.reason
         ), f.reason
+
+
+def test_an_affine_restriction_on_a_model_outside_the_method_is_refused_with_the_reason(cert):
+    """A soft certificate presented for a model the affine method does not cover (here its
+    head made hard, the model hash updated): the restriction claim is refused with the
+    method's reason, not re-derived by another method."""
+    from attncert.model.spec import AttentionKind
+
+    model = zoo_model("soft_parity_lm")
+    layer = model.layers[0]
+    hard_head = dataclasses.replace(layer.heads[0], kind=AttentionKind.LEFTMOST, temperature=None)
+    hard = dataclasses.replace(model, layers=(dataclasses.replace(layer, heads=(hard_head,)),))
+    data = copy.deepcopy(cert)
+    assert data["restriction"]["method"] == "affine"
+    data["model"]["sha256"] = hard.digest
+    data["sensitivity"] = []
+    report = K.check(data, hard)
+    assert not report.accepted
+    assert report.failures == (
+        K.Failure(
+            "restriction",
+            "restriction.method",
+            "layers[0].heads[0] is a leftmost hard-attention head (affine forms bound softmax "
+            "heads)",
+        ),
+    )
