@@ -21,6 +21,7 @@ from attncert.kernel import hard, layers
 from attncert.kernel.hard import check
 from attncert.model import random_model
 from attncert.model.exact import forward_exact
+from attncert.model.spec import Embedding, Head, Layer, Model, Readout
 from attncert.restriction import Restriction
 
 N = 8
@@ -212,3 +213,61 @@ def test_restricting_a_table_is_looking_up_the_completed_assignment(fix):
         sym = dict(zip(out.deps, combo, strict=True))
         full = {u: sym[u] if u in sym else alpha[fixed[u]] for u in deps}
         assert out.vid[_row_of(out.deps, sym, 3)] == table.vid[_row_of(deps, full, 3)]
+
+
+def _masked_constant_model():
+    """One leftmost head under the causal mask, no positional features: the query of
+    token 0 scores key 1 at 1 and key 0 at 0, the query of token 1 scores every key 0
+    (a tie, leftmost wins); the value of token 1 adds 1 to coordinate 2."""
+    head = Head(
+        w_q=np.array([[1.0, 0.0]]),
+        w_k=np.array([[0.0, 1.0]]),
+        w_v=np.array([[0.0, 1.0]]),
+        w_o=np.array([[0.0], [1.0]]),
+        kind="leftmost",
+        mask="future",
+    )
+    return Model(
+        alphabet=("0", "1"),
+        embedding=Embedding(vocab=("0", "1"), word=np.eye(2)),
+        layers=(Layer((head,)),),
+        # y₂ = (1, 1) when x₂ = 0 (rejected), (0, 2) when x₂ = 1 (accepted)
+        readout=Readout(weight=np.array([-2.5, -1.0]), bias=3.0, position=2),
+    )
+
+
+@pytest.mark.parametrize("path", ["fast", "slow"])
+def test_a_visible_fixed_key_beats_a_determined_free_key_despite_masked_fixed_keys(
+    path, monkeypatch
+):
+    """ρ = 1·0 (x₂ free), claim S₂ = {2}: the query at position 2 sees the fixed 1 at
+    position 1 (score 1 when x₂ = 0) and the free key x₂ (score 0), but not the fixed
+    position 3 (causal mask). The fast path must keep the visible fixed key among the
+    candidates although a masked fixed key shares its row of the constant pre-screen
+    (kernel.layers._Slots): the decision table equals the exact forward pass on every
+    completion, and a certificate claiming the decision constant is refused."""
+    if path == "slow":
+        monkeypatch.setattr(layers, "_attend_fast", lambda *args, **kwargs: None)
+    model = _masked_constant_model()
+    rho = Restriction(("0", "1"), ("1", None, "0"))
+    cert = Certificate(
+        model_sha256=model.digest,
+        model_name=model.name,
+        n=3,
+        alphabet=model.alphabet,
+        restrictions=(rho, rho),
+        dependency_sets=(((), (1,), (1,)),),
+        output_position=1,
+        output_dependency=(1,),
+    )
+    assert check(cert, model).accepted
+    _, (deps, base, decisions) = hard._check_claims(cert, model, Field(None), [])
+    exact = {s: forward_exact(model, s).accept for s in _completions(rho)}
+    assert sorted(exact.values()) == [False, True]  # the decision does depend on x₂
+    alpha = {c: k for k, c in enumerate(rho.symbols)}
+    for s, accept in exact.items():
+        assert decisions[layers._row_of(deps, {u: alpha[s[u]] for u in deps}, base)] == accept
+    report = check(dataclasses.replace(cert, output_dependency=()), model)
+    assert not report.accepted
+    assert report.failures[0].claim == "output", report.failures
+    assert "input position(s) {2}" in report.failures[0].reason, report.failures
