@@ -5,6 +5,7 @@ n = 1024 for compiled models, and a kernel that rejects every edit of the tree."
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import subprocess
@@ -75,7 +76,18 @@ def _brute_accuracy(model, lang, n) -> float:
 
 
 @pytest.mark.parametrize(
-    "name", ["parity", "parity-odd", "ones_star", "first_last", "majority", "dyck1", "anbn"]
+    "name",
+    [
+        "parity",
+        "parity-odd",
+        "ones_star",
+        "first_last",
+        "majority",
+        "dyck1",
+        "dyck2",
+        "dyck3",
+        "anbn",
+    ],
 )
 def test_cube_counts_and_completions_match_enumeration(name):
     lang = language(name)
@@ -107,9 +119,34 @@ def test_counts_are_exact_at_large_n():
     assert count_members(prev_one(), "*" * 30) == 2**29
 
 
-def test_dyck2_counts_are_refused_with_the_reason():
-    with pytest.raises(UnsupportedError, match="not for dyck2"):
-        count_members(language("dyck2"), "(**]")
+def test_dyck_k_counts_at_large_n_and_the_stack_budget(monkeypatch):
+    """Dyck-k of length 2m with every position free: Catalan(m)·kᵐ (a shape and a type per
+    pair); a fixed closer forces its wildcard opener's type. Beyond the stack budget the
+    count is refused with the reason — by the kernel too, as a rejected count."""
+    from math import comb
+
+    from attncert.kernel import verify as kverify
+    from attncert.kernel.failure import _Reject
+    from attncert.languages import counting
+
+    def catalan(m):
+        return comb(2 * m, m) // (m + 1)
+
+    d2, d3 = language("dyck2"), language("dyck3")
+    assert count_members(d2, "*" * 40) == catalan(20) * 2**20
+    assert count_members(d3, "*" * 40) == catalan(20) * 3**20
+    # a fixed first opener fixes its pair's type: Catalan(m)·2^(m−1)
+    assert count_members(d2, "(" + "*" * 39) == catalan(20) * 2**19
+    # "(" first and "]" last: they cannot be one pair (Catalan(m − 1) shapes pair them), in
+    # the other shapes they fix two pairs' types: (Catalan(m) − Catalan(m − 1))·2^(m−2)
+    assert count_members(d2, "(" + "*" * 38 + "]") == (catalan(20) - catalan(19)) * 2**18
+    monkeypatch.setattr(counting, "DYCK_STATES", 3)
+    rho = "(" + "*" * 6 + "[" + "*" * 6 + ")" + "*" * 6
+    with pytest.raises(UnsupportedError, match="more than 3 bracket stacks"):
+        count_members(language("dyck2"), rho)
+    with pytest.raises(_Reject) as got:
+        kverify._counts(language("dyck2"), rho, 4**18, True, 0, "nodes[3]")
+    assert got.value.failure.claim == "counts" and "bracket stacks" in got.value.failure.reason
 
 
 # ----------------------------------------------------------------------------- rigorous batch
@@ -151,7 +188,30 @@ SMALL = {
         "parity",
         6,
     ),
+    "random |Σ|=4 Dyck-2": (
+        lambda: random_model(1, 2, 8, kind="softmax", seed=6, alphabet="()[]"),
+        "dyck2",
+        6,
+    ),
+    "Theorem 26 Dyck-2 simulation": (lambda: zoo_model("dyck2_program_soft"), "dyck2", 4),
 }
+
+
+def test_a_bound_leaf_on_dyck2_counts_its_members_exactly():
+    """A Dyck-2 model that accepts every string (a large readout bias): the bound decides
+    whole cubes, whose Dyck-2 members are counted by the wildcard-stack DP; the certified
+    accuracy equals brute force over all 4⁸ strings and the witness is a non-member."""
+    base = random_model(1, 1, 8, kind="softmax", seed=2, alphabet="()[]")
+    model = dataclasses.replace(base, readout=dataclasses.replace(base.readout, bias=40.0))
+    lang = language("dyck2")
+    out = verify(model, lang, 8, time_limit=60, progress=False)
+    assert out.check.accepted, out.check.summary()
+    leaves = out.leaf_counts()
+    assert leaves["bound"] >= 1 and leaves["open"] == 0
+    assert out.verdict == "REFUTED" and out.witnesses()
+    assert not any(lang.contains(w) for w in out.witnesses())
+    assert float(out.lower) == pytest.approx(_brute_accuracy(model, lang, 8), abs=0)
+    assert out.lower == Fraction(14 * 2**4, 4**8)  # Catalan(4)·2⁴ members of 4⁸ strings
 
 
 @pytest.mark.parametrize("name", list(SMALL))

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncert.certificates.verify import VerifyCertificate
-from attncert.errors import AttncertError, InputError
+from attncert.errors import AttncertError, InputError, UnsupportedError
 from attncert.kernel import soft_bounds as B
 from attncert.kernel.failure import CheckReport, Failure, _fail, _Reject
 from attncert.kernel.soft import decide
@@ -254,7 +254,10 @@ def _short(k: int) -> str:
 
 
 def _counts(lang: Language, rho: str, size: int, decision: bool, members: int | None, where):
-    m = count_members(lang, rho)
+    try:
+        m = count_members(lang, rho)
+    except UnsupportedError as err:  # a Dyck-k count beyond its stack budget
+        _fail("counts", f"{where}.members", err.message)
     if m != members:
         _fail("counts", f"{where}.members", f"the cube has {m} members of {lang.name}")
     return (m, size - m) if decision else (size - m, m)

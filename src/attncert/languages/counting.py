@@ -12,6 +12,12 @@ model's decision is certified constant, the exact number of its members of L:
   Σ_{k > n/2 − a} C(f, k);
 * **Dyck-1**: dynamic programming over the height (a ballot count), the height capped by
   the positions left, so that only heights that can still return to 0 are kept;
+* **Dyck-k, k ≥ 2**: dynamic programming over stacks in which a bracket opened at a free
+  position is a *wildcard* whose type is not chosen yet: a fixed closer of type t pops it
+  (its type is then t: one way), a free closer pops it with k ways (the pair's type), and
+  pops a typed bracket with one way (its own closer). Each member completion is one path
+  counted once with its multiplicity. Refused (:class:`UnsupportedError`) when a position
+  has more than :data:`DYCK_STATES` distinct stacks;
 * **aⁿbⁿ**: the one candidate a^{n/2}b^{n/2}, if ρ admits it.
 
 :func:`completion` returns a completion of ρ of the asked membership (a witness), built
@@ -45,6 +51,8 @@ from attncert.languages.majority import Majority
 __implements__ = ("Hahn Theorem 1", "Hahn Theorem 6")
 
 FREE = "*"
+DYCK_STATES = 100_000  # distinct stacks per position before a Dyck-k count is refused
+_WILD = -1  # a bracket opened at a free position, its type not chosen yet
 
 
 def _check(lang: Language, rho: str) -> None:
@@ -61,11 +69,11 @@ def supported(lang: Language) -> str | None:
     """None if members of ``lang`` can be counted over cubes, else why not."""
     if lang.is_regular or isinstance(lang, Majority | AnBn):
         return None
-    if isinstance(lang, Dyck) and lang.k == 1:
+    if isinstance(lang, Dyck):
         return None
     return (
         f"exact counts over cubes are implemented for regular languages (DFAs), majority, "
-        f"Dyck-1 and aⁿbⁿ, not for {lang.name}"
+        f"Dyck-k and aⁿbⁿ, not for {lang.name}"
     )
 
 
@@ -90,6 +98,8 @@ def count_members(lang: Language, rho: str) -> int:
     if isinstance(lang, AnBn):
         cand = _anbn(len(rho))
         return int(cand is not None and _compatible(rho, cand))
+    if isinstance(lang, Dyck) and lang.k > 1:
+        return _dyck_layers(lang.pairs, rho)[-1].get((), 0)
     return int(_suffix_table(lang, rho, True)[0][_machine(lang, len(rho))[0]])
 
 
@@ -129,6 +139,11 @@ def completion(lang: Language, rho: str, member: bool) -> str | None:
             if s != cand:
                 return s
         return None
+    if isinstance(lang, Dyck) and lang.k > 1:
+        s = _dyck_member(lang.pairs, rho) if member else _dyck_nonmember(lang, rho)
+        if s is not None and lang.contains(s) != member:  # pragma: no cover - a bug here
+            raise AssertionError(f"Dyck completion {s!r} of {rho!r} has the wrong membership")
+        return s
     table = _suffix_table(lang, rho, member)
     q, cols, _ = _machine(lang, len(rho))
     if table[0][q] == 0:
@@ -183,6 +198,93 @@ def _suffix_table(lang: Language, rho: str, member: bool) -> list[np.ndarray]:
         table.append(cur)
     table.reverse()
     return table
+
+
+def _dyck_step(pairs: tuple[str, ...], c: str, st: tuple[int, ...]):
+    """The (next stack, multiplicity, action) moves of Dyck-k's wildcard machine on symbol
+    ``c`` (or a free position) from stack ``st``; action is ("open", None), ("close", t)
+    with t the type closed (None: a free closer of a wildcard, type chosen here)."""
+    if c == FREE:
+        yield (*st, _WILD), 1, ("open", None)
+        if st:
+            top = st[-1]
+            yield (
+                st[:-1],
+                (len(pairs) if top == _WILD else 1),
+                ("close", None if top == _WILD else top),
+            )
+        return
+    for t, (o, x) in enumerate(pairs):
+        if c == o:
+            yield (*st, t), 1, ("open", t)
+        elif c == x and st and st[-1] in (t, _WILD):
+            yield st[:-1], 1, ("close", t)
+
+
+def _dyck_layers(pairs: tuple[str, ...], rho: str) -> list[dict[tuple[int, ...], int]]:
+    """layers[i]: every stack reachable after ρ[:i] that can still be emptied by the end
+    (height ≤ positions left), with its number of weighted paths (module docstring)."""
+    n = len(rho)
+    layers: list[dict[tuple[int, ...], int]] = [{(): 1}]
+    for i, c in enumerate(rho):
+        left, nxt = n - i - 1, {}
+        for st, w in layers[-1].items():
+            for st2, mult, _ in _dyck_step(pairs, c, st):
+                if len(st2) <= left:
+                    nxt[st2] = nxt.get(st2, 0) + w * mult
+        if len(nxt) > DYCK_STATES:
+            raise UnsupportedError(
+                f"counting Dyck-{len(pairs)} members of a cube of length {n} needs more than "
+                f"{DYCK_STATES:,} bracket stacks at position {i + 1}",
+                expected="a cube with fewer interleaved fixed brackets",
+            )
+        layers.append(nxt)
+    return layers
+
+
+def _dyck_member(pairs: tuple[str, ...], rho: str) -> str | None:
+    """A member completion: a path through the reachable stacks that ends empty, walked
+    forward among the stacks from which the end is reachable; a wildcard's opening symbol
+    is written when its pair is closed (a free closer chooses the first pair)."""
+    layers = _dyck_layers(pairs, rho)
+    if () not in layers[-1]:
+        return None
+    good = [set() for _ in layers]
+    good[-1] = {()}
+    for i in range(len(rho) - 1, -1, -1):
+        good[i] = {
+            st
+            for st in layers[i]
+            if any(st2 in good[i + 1] for st2, _, _ in _dyck_step(pairs, rho[i], st))
+        }
+    out: list[str] = []
+    opened: list[int] = []  # output index of each bracket on the stack
+    st: tuple[int, ...] = ()
+    for i, c in enumerate(rho):
+        st2, _, (act, t) = next(m for m in _dyck_step(pairs, c, st) if m[0] in good[i + 1])
+        if act == "open":
+            opened.append(len(out))
+            out.append(c if c != FREE else "?")
+        else:
+            j = opened.pop()
+            t = 0 if t is None else t
+            if out[j] == "?":
+                out[j] = pairs[t][0]
+            out.append(pairs[t][1])
+        st = st2
+    return "".join(out)
+
+
+def _dyck_nonmember(lang: Language, rho: str) -> str:
+    """A non-member completion (ρ has a free position): fill with the first symbol; if that
+    is a member, change the first free position — a member with one symbol changed is never
+    a member (its final height or the type of one matched pair changes)."""
+    a, b = lang.alphabet[0], lang.alphabet[1]
+    s = rho.replace(FREE, a)
+    if lang.contains(s):
+        u = rho.index(FREE)
+        s = s[:u] + b + s[u + 1 :]
+    return s
 
 
 def _anbn(n: int) -> str | None:

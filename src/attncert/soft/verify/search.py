@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncert.certificates.verify import Leaf, Node
+from attncert.errors import UnsupportedError
 from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
 from attncert.kernel.soft_bounds import Undecided
 from attncert.kernel.verify import completions, decide_string, exhaustive_decisions
@@ -186,7 +187,10 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
             got = None
         stats.bound_seconds += time.perf_counter() - t
     if got is not None and got.decision is not None:
-        return _bound_leaf(model, lang, cube, got), None
+        try:
+            return _bound_leaf(model, lang, cube, got), None
+        except UnsupportedError:  # a Dyck-k count beyond its stack budget: split further
+            got = None
     if size <= budget.exhaustive:
         return _exhaustive(model, lang, cube.rho, stats), None
     order = None
