@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
-from datetime import UTC, datetime
 
+from attncert.io import write_json
 from attncert.model import zoo_model
 from attncert.soft.certified.restriction import best_restriction
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_certify import machine
 
 MODELS = ("trained_parity", "trained_first_last", "trained_majority", "trained_dyck1")
 
@@ -66,15 +68,8 @@ def main() -> int:
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
-    meta = {
-        "date": datetime.now(UTC).isoformat(timespec="minutes"),
-        "machine": platform.processor() or platform.machine(),
-        "load": os.getloadavg(),
-        "python": sys.version.split()[0],
-    }
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"meta": meta, "rows": rows}, fh, indent=1)
+    if args.json:  # the machine record every benchmark writes (CPU, load, versions)
+        write_json(args.json, {"meta": machine(), "rows": rows})
     return 0
 
 
