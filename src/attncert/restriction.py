@@ -138,5 +138,8 @@ class Restriction:
     def completions(self, positions: tuple[int, ...] | None = None) -> Iterator[str]:
         """All compatible strings (over the given free positions; others get the first symbol)."""
         free = self.free_positions if positions is None else positions
+        out = list(self.complete({}))
         for combo in product(self.symbols, repeat=len(free)):
-            yield self.complete(dict(zip(free, combo, strict=True)))
+            for i, c in zip(free, combo, strict=True):
+                out[i] = c
+            yield "".join(out)

@@ -32,7 +32,6 @@ The verdict "proved correct on every string of length n" is right = |Σ|ⁿ.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -51,6 +50,7 @@ from attncert.languages.base import Language
 from attncert.languages.counting import count_members, cube_size, supported
 from attncert.languages.dfa import DFA
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
 
 __implements__ = ("Hahn Theorem 1", "Hahn Theorem 6")
 
@@ -85,17 +85,6 @@ def exhaustive_decisions(model: Model, strings: list[str]) -> np.ndarray:
     out = lo > 0
     for i in np.flatnonzero(~(lo > 0) & ~(hi <= 0)):
         out[i] = decide_string(model, strings[i], f"completion {strings[i][:32]}")
-    return out
-
-
-def completions(rho: str, alphabet: tuple[str, ...]) -> list[str]:
-    free = [i for i, c in enumerate(rho) if c == FREE]
-    out = []
-    base = list(rho)
-    for syms in itertools.product(alphabet, repeat=len(free)):
-        for i, c in zip(free, syms, strict=True):
-            base[i] = c
-        out.append("".join(base))
     return out
 
 
@@ -309,7 +298,7 @@ def _exhaustive_leaf(model, lang, leaf, rho, size, where) -> tuple[int, int]:
             where,
             f"{size} completions: more than the checker enumerates ({EXHAUSTIVE_MAX})",
         )
-    strings = completions(rho, tuple(model.alphabet))
+    strings = list(Restriction.parse(model.alphabet, rho).completions())
     accept = exhaustive_decisions(model, strings)
     member = np.array([lang.contains(s) for s in strings])
     m = int(member.sum())

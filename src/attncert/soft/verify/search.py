@@ -34,11 +34,12 @@ from attncert.certificates.verify import Leaf, Node
 from attncert.errors import UnsupportedError
 from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
 from attncert.kernel.soft_bounds import Undecided
-from attncert.kernel.verify import completions, decide_string, exhaustive_decisions
+from attncert.kernel.verify import decide_string, exhaustive_decisions
 from attncert.languages.base import Language
 from attncert.languages.counting import completion, count_members, cube_size
 from attncert.model.forward import forward
 from attncert.model.spec import Model
+from attncert.restriction import Restriction
 from attncert.soft.certified.restriction import influence
 
 FREE = "*"
@@ -246,7 +247,7 @@ def _bound_leaf(model, lang, cube: _Cube, got) -> Leaf:
 
 def _exhaustive(model, lang, rho: str, stats: SearchStats) -> Leaf:
     t = time.perf_counter()
-    strings = completions(rho, tuple(model.alphabet))
+    strings = list(Restriction.parse(model.alphabet, rho).completions())
     accept = exhaustive_decisions(model, strings)
     member = np.array([lang.contains(s) for s in strings])
     wrong_at = np.flatnonzero(accept != member)
