@@ -22,11 +22,7 @@ def sci(x: Fraction, digits: int = 6) -> str:
         return "0"
     if x == 1:
         return "1"
-    e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))  # ± 1, fixed below
-    while Fraction(10) ** e > x:
-        e -= 1
-    while Fraction(10) ** (e + 1) <= x:
-        e += 1
+    e = _exp10(x)
     m = int(x / Fraction(10) ** (e - digits + 1))  # floor: digits significant digits
     s = str(m)
     if -5 <= e < 0:
@@ -48,6 +44,7 @@ def sci_up(x: Fraction, digits: int = 6) -> str:
 
 
 def _exp10(x: Fraction) -> int:
+    """⌊log₁₀ x⌋ exactly for x > 0 (the float estimate is off by at most one, fixed here)."""
     e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
     while Fraction(10) ** e > x:
         e -= 1
