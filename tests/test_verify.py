@@ -591,3 +591,18 @@ def test_counts_beyond_python_s_decimal_limit_round_trip():
     again = certificate_from_dict(data)
     assert again.right == 2**16384 and check(again, model).accepted
     assert "2^16384" in out.summary() and out.to_dict()["strings"] == hex(2**16384)
+
+
+def test_printed_bounds_are_rounded_outward():
+    """The printed accuracy bounds: sci rounds down, sci_up rounds up, each to 6
+    significant digits, for tiny (2⁻¹⁰²⁴), round and random fractions."""
+    from attncert.soft.verify.outcome import sci, sci_up
+
+    rng = np.random.default_rng(3)
+    xs = [Fraction(1, 2**1024), Fraction(1, 10), Fraction(100), Fraction(999999, 10**6)]
+    xs += [Fraction(int(a), int(b)) for a, b in rng.integers(1, 10**9, size=(200, 2))]
+    for x in xs:
+        lo, hi = Fraction(sci(x)), Fraction(sci_up(x))
+        assert lo <= x <= hi, x
+        assert (lo == x) == (hi == x)
+        assert hi - lo <= x * Fraction(1, 10**5), x  # one unit in the 6th digit at most
