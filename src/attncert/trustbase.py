@@ -30,6 +30,7 @@ KERNEL = (
     "attncert.kernel.verify",
     "attncert.kernel.soft_uniform",
     "attncert.kernel.all_lengths",
+    "attncert.kernel.tieless_all_lengths",
 )
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"

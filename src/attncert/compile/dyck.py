@@ -61,6 +61,7 @@ from attncert.compile.tieless import (
     to_average_hard,
     uniform_heads,
 )
+from attncert.compile.tieless_all_lengths import facts_record
 from attncert.errors import InputError, ParameterError
 from attncert.languages.dyck import DEFAULT_BRACKETS, Dyck
 from attncert.logic import syntax as s
@@ -321,6 +322,27 @@ def analytic_report(model: Model, n: int) -> LengthReport:
     return LengthReport(n, 0, gaps, Fraction(big_n**3), Fraction(1, 2))
 
 
+def program_facts(model: Model) -> dict:
+    """Theorem 26's hypotheses H1–H3 for :func:`dyck_program_model` at *every* length, as
+    the all-length certificate records them (:mod:`attncert.compile.tieless_all_lengths`):
+    gap ≥ 1, activations ≤ N³, margin ½ — the facts :func:`analytic_report` states, with
+    the proofs in each head record. Not machine-checked beyond the enumerated lengths."""
+    if model.meta.get("compiler") != "attncert.compile.dyck":
+        raise InputError(
+            f"model {model.name!r} is not an Appendix-E program (no compile.dyck record)",
+            expected="a model from dyck_program_model / zoo:dyck2_program",
+        )
+    return facts_record(
+        Fraction(1),
+        Fraction(1),
+        3,
+        Fraction(1, 2),
+        "Appendix-E construction (attncert.compile.dyck): every non-uniform head has integer "
+        "scores with a unique maximum (each head record's derivation), the largest hard "
+        "activations are n·i² and N·d² ≤ N³, and out ∈ {0, 1} with logit out − ½",
+    )
+
+
 def certify_lengths(hard: Model, temperature: Temperature, lengths: range) -> float:
     """Theorem 26 at each length of ``lengths`` without enumerating inputs: the arb error
     bound (:func:`attncert.compile.tieless.error_bound`) at β = temperature(N), with
@@ -412,5 +434,6 @@ __all__ = [
     "certify_lengths",
     "dyck_program_model",
     "dyck_soft_model",
+    "program_facts",
     "program_model",
 ]

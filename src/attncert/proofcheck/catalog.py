@@ -368,6 +368,27 @@ CATALOG: tuple[ArtifactSpec, ...] = (
         {"language": "dyck2", "max_len": 4, "soft_model": "zoo:dyck2_program_soft"},
         model="zoo:dyck2_program",
     ),
+    ArtifactSpec(
+        "yang2024/theorem26/dyck2-program-all-lengths",
+        "tieless_simulation",
+        Exhibits(
+            _YANG,
+            ("Theorem 26", "Lemma 25"),
+            "The softmax transformer with β(N) = 20.59375·log N (N = n + 1 tokens with BOS) "
+            "keeps the Appendix-E program's decision at every length: exactly on all inputs "
+            "of length n ≤ 4, and for every N ≥ N0 tokens the kernel's layer-by-layer error "
+            "majorants C·N^a stay below the margin — given the program's hypotheses (gap ≥ 1, "
+            "activations ≤ N³, margin ½), which are checked exactly only for n ≤ 4 and rest "
+            "on the construction's proof beyond.",
+        ),
+        {
+            "language": "dyck2",
+            "max_len": 4,
+            "soft_model": "zoo:dyck2_program_soft",
+            "all_lengths": True,
+        },
+        model="zoo:dyck2_program",
+    ),
     *(
         ArtifactSpec(
             f"yang2024/{result.lower().replace(' ', '')}/{name}"

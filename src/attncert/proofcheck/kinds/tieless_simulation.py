@@ -61,6 +61,13 @@ CHECKED_MEANS = (
     "float soft forward pass cross-checked"
 )
 
+ALL_LENGTHS_MEANS = (
+    "; all lengths: the kernel (attncert.kernel.tieless_all_lengths) checks the error "
+    "majorants C·N^a layer by layer for every N ≥ N0 tokens given the hypotheses H1–H3 "
+    "(gap, activation bound, margin), N0 is within the enumerated lengths, and H1–H3 hold "
+    "exactly on every enumerated input; beyond them H1–H3 rest on the construction's proof"
+)
+
 __all__ = ["KIND", "certified_lengths", "first_difference"]
 
 
@@ -256,6 +263,11 @@ def generate(directory: Path, spec: Any) -> Manifest:
         "uniform_heads": [_head_key(li, hi) for li, hi in uniform_heads(hard)],
         "lengths": rows,
     }
+    if p.get("all_lengths"):
+        from attncert.compile.dyck import program_facts
+        from attncert.compile.tieless_all_lengths import all_lengths_certificate
+
+        proof["all_lengths"] = all_lengths_certificate(soft, program_facts(hard))
     write_atomic(directory / PROOF, json.dumps(proof, indent=1, ensure_ascii=False) + "\n")
     return Manifest(
         kind=KIND.name,
@@ -266,8 +278,9 @@ def generate(directory: Path, spec: Any) -> Manifest:
             entry(directory, PROOF, "proof"),
         ),
         checked_by="attncert.proofcheck.kinds.tieless_simulation (exact forward passes, "
-        "attncert.compile.tieless.check_uniform_tieless, arb error_bound)",
-        checked_means=CHECKED_MEANS,
+        "attncert.compile.tieless.check_uniform_tieless, arb error_bound"
+        + (", attncert.kernel.tieless_all_lengths)" if p.get("all_lengths") else ")"),
+        checked_means=CHECKED_MEANS + (ALL_LENGTHS_MEANS if p.get("all_lengths") else ""),
         model=ModelRef(MODEL_FILE, hard.digest, hard.name),
         parameters=p,
         expect={
@@ -467,6 +480,9 @@ def check(ctx: Context) -> Outcome:
     for key, got in (("lengths", len(rows)), ("strings", total)):
         if key in exp and exp[key] != got and not fails:
             failures.append(f"manifest.json: expect.{key} is {exp[key]!r}, recomputed {got}")
+    tail = None
+    if ctx.manifest.parameters.get("all_lengths"):
+        tail = _all_lengths(proof.get("all_lengths"), soft, hard, rows, max_len, failures)
     if failures:
         return Outcome(tuple(failures))
     worst = max(Fraction(r["error_bound"]) / Fraction(r["limit"]) for r in rows if r["limit"])
@@ -478,7 +494,56 @@ def check(ctx: Context) -> Outcome:
             f"the language): uniform–tieless with min gap "
             f"{min(Fraction(r['min_gap']) for r in rows if r['min_gap'])}, certified error "
             f"≤ {float(worst):.3g}·margin/‖w‖₁ at every n",
+            *(() if tail is None else (tail,)),
         ),
+    )
+
+
+def _all_lengths(
+    cert: Any, soft: Any, hard: Any, rows: list[dict], max_len: int, failures: list[str]
+) -> str | None:
+    """The ``all_lengths`` section: the kernel's check for every N ≥ N₀, N₀ within the
+    enumerated lengths, and the hypotheses H1–H3 true on every enumerated input (the rows
+    recomputed above). Returns the fact established, or None after appending failures."""
+    from attncert.kernel import tieless_all_lengths as K
+
+    report = K.check(cert, soft)
+    if not report.accepted:
+        failures += [f"{PROOF}: all_lengths: {f}" for f in report.failures]
+        return None
+    facts = K._facts(cert)
+    gap, coef, power, margin = (
+        Fraction(str(x)) for x in (facts.gap, facts.act_coef, facts.act_power, facts.margin)
+    )
+    first_open = hard.n_tokens(max_len + 1)
+    if report.n0 > first_open:
+        failures.append(
+            f"{PROOF}: all_lengths.n0_tokens = {report.n0}: the tail starts after the "
+            f"enumerated lengths (n ≤ {max_len}, N ≤ {first_open - 1} tokens) — lengths in "
+            "between are covered by nothing"
+        )
+    for row in rows:
+        n_tok = row["N"]
+        checks = (
+            ("gap", row["min_gap"] is None or Fraction(row["min_gap"]) >= gap),
+            ("activation", Fraction(row["activation_bound"]) <= coef * Fraction(n_tok) ** power),
+            ("margin", Fraction(row["margin"]) >= margin),
+        )
+        for name, ok in checks:
+            if not ok:
+                failures.append(
+                    f"{PROOF}: all_lengths.facts.{name} is contradicted at n = {row['n']} "
+                    f"(recomputed exactly: gap {row['min_gap']}, activations ≤ "
+                    f"{row['activation_bound']}, margin {row['margin']})"
+                )
+    if failures:
+        return None
+    return (
+        f"every length: for all N ≥ {report.n0} tokens the soft logit is within "
+        f"{float(report.bound or 0):.3g} < μ = {margin} of the hard one (kernel, "
+        f"{len(report.steps)} layer majorants), given H1–H3 — which hold exactly on every "
+        f"input of length ≤ {max_len} and beyond rest on the construction's proof "
+        f"({cert.get('facts', {}).get('basis', 'not named')})"
     )
 
 

@@ -1,0 +1,287 @@
+"""Theorem 26 at every length (issue 23): the kernel's layer-by-layer error majorants for the
+Appendix-E Dyck-2 program's softmax simulation.
+
+Soundness is cross-checked three ways: (1) the majorant at every N ≥ N₀ dominates the
+per-length arb error recursion of :func:`attncert.compile.tieless.error_bound` (written
+independently, with the same hypotheses); (2) the float softmax logit differs from the exact
+hard logit by less than the certified bound on random strings of several lengths; (3) the
+hypotheses H1–H3 the certificate states hold exactly on every input of length ≤ 6. Every
+stored number, N₀ and the facts are tampered with and must be rejected with the field named;
+a lowered β and out-of-class models are refused."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from flint import arb
+
+from attncert.compile.dyck import analytic_report, program_facts
+from attncert.compile.tieless import check_uniform_tieless, error_bound
+from attncert.compile.tieless_all_lengths import _attempt, all_lengths_certificate, decimal_up
+from attncert.errors import InputError, ParameterError
+from attncert.kernel import tieless_all_lengths as K
+from attncert.model import forward, load_model, model_from_dict, model_to_dict, save_model
+from attncert.model.exact import forward_exact
+from attncert.model.zoo import zoo_model
+from attncert.proofcheck import check_artifact
+from attncert.proofcheck.manifest import sha256_file
+
+__implements__ = ("Yang Theorem 26", "Yang Lemma 25")
+
+REPO = Path(__file__).resolve().parents[1]
+NAME = "yang2024/theorem26/dyck2-program-all-lengths"
+ART = REPO / "proofs" / NAME
+
+
+@pytest.fixture(scope="module")
+def hard():
+    return zoo_model("dyck2_program")
+
+
+@pytest.fixture(scope="module")
+def soft():
+    return zoo_model("dyck2_program_soft")
+
+
+@pytest.fixture(scope="module")
+def cert(hard, soft):
+    return all_lengths_certificate(soft, program_facts(hard))
+
+
+def _reject(cert: dict, model) -> str:
+    r = K.check(cert, model)
+    assert not r.accepted
+    return r.failures[0]
+
+
+def _with_coef(model, coef: float):
+    d = model_to_dict(model)
+    for layer in d["layers"]:
+        for h in layer["heads"]:
+            h["temperature"]["coef"] = coef
+    return model_from_dict(d)
+
+
+# ----- the certificate ----------------------------------------------------------------------
+
+
+def test_dyck2_simulation_is_certified_from_three_tokens_on(cert, soft) -> None:
+    r = K.check(cert, soft)
+    assert r.accepted, r.failures
+    assert r.n0 == 3 and len(r.steps) == len(soft.layers) == 5
+    assert r.steps[0].power is None  # layer 0 has only uniform heads: exact
+    assert all(s.power is not None and Fraction(str(s.power)) < -15 for s in r.steps[1:])
+    assert r.bound is not None and Fraction(str(r.bound)) < Fraction(1, 500)
+    assert "for every N ≥ 3 tokens" in r.summary() and "given H1–H3" in r.summary()
+
+
+@pytest.mark.parametrize("big_n", [3, 4, 5, 8, 17, 64, 1025, 10**6])
+def test_majorant_dominates_the_per_length_recursion(cert, hard, soft, big_n) -> None:
+    """(1) At every sampled N ≥ N₀ the last majorant C·N^a is ≥ the per-length bound of
+    compile.tieless.error_bound with the same hypotheses and the soft model's β(N)."""
+    c, a = K.q_of(cert["steps"][-1]["coef"], "c"), K.q_of(cert["steps"][-1]["power"], "a")
+    majorant = K._a(c) * arb(big_n) ** K._a(a)
+    n = big_n - 1  # BOS
+    rep = analytic_report(hard, n)
+    assert rep.activation_bound == big_n**3
+    beta = soft.layers[1].heads[0].temperature(big_n)
+    per_n = error_bound(hard, rep, beta)
+    assert per_n is not None
+    assert per_n.upper() <= majorant.lower(), (big_n, per_n, majorant)
+
+
+def test_the_float_softmax_logit_is_within_the_certified_bound(cert, hard, soft) -> None:
+    """(2) On random strings of length 2…12 the float soft logit is within the bound of the
+    exact hard logit, and has its sign."""
+    rng = random.Random(26)
+    bound = float(Fraction(cert["final_bound"]))
+    strings = [
+        "".join(rng.choice("()[]") for _ in range(n)) for n in range(2, 13) for _ in range(6)
+    ]
+    strings += ["([])", "[[()]]()", "(((((())))))", "([)]"]
+    soft_logits = [float(forward(soft, [s]).logits[0]) for s in strings]
+    for s, got in zip(strings, soft_logits, strict=True):
+        exact = float(forward_exact(hard, s).logit_fraction())
+        assert abs(exact) == 0.5
+        assert abs(float(got) - exact) <= bound + 1e-12, s
+
+
+def test_hypotheses_hold_exactly_on_every_input_up_to_length_six(hard) -> None:
+    """(3) H1–H3 as the certificate states them (gap ≥ 1, activations ≤ N³, margin ½) hold
+    on every one of the 5,460 inputs of length ≤ 6."""
+    facts = program_facts(hard)
+    report = check_uniform_tieless(hard, 6)
+    assert report.first_tie is None
+    for rep in report.lengths:
+        big_n = hard.n_tokens(rep.n)
+        assert rep.min_gap is not None and rep.min_gap >= Fraction(facts["gap"])
+        assert rep.activation_bound <= big_n ** int(facts["activation"]["power"])
+        assert rep.margin >= Fraction(facts["margin"])
+
+
+# ----- tampering ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("layer", "field", "factor", "reason"),
+    [
+        (2, "coef", Fraction(999, 1000), "is not ≥ the derived coefficient"),
+        (2, "coef", Fraction(1001, 1000), "exceeds the derived coefficient"),
+        (4, "coef", Fraction(1, 2), "is not ≥ the derived coefficient"),
+        (1, "power", Fraction(1001, 1000), "recorded exponent"),  # more negative: too strong
+        (3, "power", Fraction(999, 1000), "recorded exponent"),  # weaker: not tight
+    ],
+)
+def test_each_stored_majorant_edit_is_named(cert, soft, layer, field, factor, reason) -> None:
+    bad = copy.deepcopy(cert)
+    old = Fraction(bad["steps"][layer][field])
+    bad["steps"][layer][field] = str(old * factor)
+    msg = _reject(bad, soft)
+    assert msg.startswith(f"steps[{layer}].{field}: "), msg
+    assert reason in msg
+
+
+def test_final_bound_and_n0_edits_are_named(cert, soft) -> None:
+    bad = copy.deepcopy(cert)
+    bad["final_bound"] = decimal_up(Fraction(bad["final_bound"]) / 2)
+    assert _reject(bad, soft).startswith("final_bound: recorded")
+    # layer 1's majorant does not depend on N₀ (one term); layer 2's does
+    for n0, where in ((2, "steps[2].power"), (4, "steps[2].power"), (1, "n0_tokens")):
+        bad = copy.deepcopy(cert)
+        bad["n0_tokens"] = n0
+        assert _reject(bad, soft).startswith(where), n0
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "where"),
+    [
+        (("gap",), "2", "steps[1].power"),  # a larger gap changes every derived power
+        (("gap",), "0", "facts.gap"),
+        (("margin",), "1/1000", "final_bound"),
+        (("activation", "power"), "4", "steps[1].power"),
+        (("activation", "power"), "5/2", "facts.activation.power"),
+        (("activation", "coef"), "one", "facts.activation.coef"),
+    ],
+)
+def test_edited_facts_are_named(cert, soft, path, value, where) -> None:
+    bad = copy.deepcopy(cert)
+    target = bad["facts"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    assert _reject(bad, soft).startswith(where)
+
+
+def test_a_lowered_beta_is_refused(cert, hard, soft) -> None:
+    """β = 3·log N: e^{−β} no longer beats the N³ activations; no N₀ closes (ParameterError
+    with the reason), and the stored certificate is rejected on the changed model."""
+    low = _with_coef(soft, 3.0)
+    with pytest.raises(ParameterError, match="no N₀ ≤ 64 closes"):
+        all_lengths_certificate(low, program_facts(hard), max_n0=64)
+    assert _reject(cert, low).startswith("steps[1]")
+    # a slightly lower β still closes, from a later N₀
+    slower = all_lengths_certificate(_with_coef(soft, 12.0), program_facts(hard))
+    assert slower["n0_tokens"] > cert["n0_tokens"]
+
+
+def test_out_of_class_models_are_refused(cert, soft) -> None:
+    assert _reject(cert, zoo_model("trained_first_last")).startswith("model: ")
+    const = model_from_dict(
+        {
+            **model_to_dict(soft),
+            "layers": [
+                {**layer, "heads": [{**h, "temperature": {"coef": 30.0}} for h in layer["heads"]]}
+                for layer in model_to_dict(soft)["layers"]
+            ],
+        }
+    )
+    assert "β(N)/log N is not non-decreasing" in _reject(cert, const)
+    with pytest.raises(InputError, match="not an Appendix-E program"):
+        program_facts(zoo_model("soft_parity"))
+
+
+def test_malformed_certificates_are_refused(cert, soft) -> None:
+    assert _reject({"kind": "other"}, soft).startswith("all_lengths: ")
+    bad = copy.deepcopy(cert)
+    del bad["steps"][-1]
+    assert _reject(bad, soft).startswith("steps: not one majorant per layer")
+    bad = copy.deepcopy(cert)
+    bad["steps"][2] = {"coef": "-1", "power": "0"}
+    assert _reject(bad, soft).startswith("steps[2].coef: -1 is negative")
+    bad = copy.deepcopy(cert)
+    bad["steps"][0] = {"coef": "1", "power": "-20"}
+    assert _reject(bad, soft).startswith("steps[0]: recorded 1·N^-20, derived exactly 0")
+
+
+# ----- the artifact --------------------------------------------------------------------------
+
+
+def test_committed_artifact_states_the_all_length_fact_and_its_hypotheses() -> None:
+    r = check_artifact(ART, NAME)
+    assert r.ok, r.reasons
+    tail = [f for f in r.facts if f.startswith("every length")]
+    assert len(tail) == 1
+    assert "for all N ≥ 3 tokens" in tail[0]
+    assert "given H1–H3" in tail[0] and "rest on the construction's proof" in tail[0]
+
+
+def _rehash(art: Path) -> None:
+    mpath = art / "manifest.json"
+    m = json.loads(mpath.read_text())
+    for f in m["files"]:
+        f["sha256"] = sha256_file(art / f["path"])
+    mpath.write_text(json.dumps(m, indent=1) + "\n")
+
+
+def test_artifact_tampering_reaches_the_kernel(tmp_path: Path) -> None:
+    art = tmp_path / "a"
+    shutil.copytree(ART, art)
+    proof = json.loads((art / "proof.json").read_text())
+    proof["all_lengths"]["steps"][3]["coef"] = "1"
+    (art / "proof.json").write_text(json.dumps(proof, indent=1, ensure_ascii=False) + "\n")
+    _rehash(art)
+    r = check_artifact(art, NAME)
+    assert not r.ok
+    assert any(
+        "proof.json: all_lengths: steps[3].coef: recorded 1 is not ≥" in x for x in r.reasons
+    )
+
+
+def test_artifact_refuses_a_tail_that_leaves_lengths_uncovered(tmp_path: Path, hard) -> None:
+    """N₀ beyond the enumerated lengths: a valid tail that covers nothing in between."""
+    art = tmp_path / "a"
+    shutil.copytree(ART, art)
+    soft = load_model(art / "soft_model.json")
+    proof = json.loads((art / "proof.json").read_text())
+    late = _attempt(soft, program_facts(hard), 12)  # closes: N₀ = 12 ≥ 3
+    proof["all_lengths"] = late
+    (art / "proof.json").write_text(json.dumps(proof, indent=1, ensure_ascii=False) + "\n")
+    _rehash(art)
+    r = check_artifact(art, NAME)
+    assert any("all_lengths.n0_tokens = 12: the tail starts after" in x for x in r.reasons)
+
+
+def test_artifact_refuses_facts_contradicted_on_enumerated_inputs(tmp_path: Path, hard) -> None:
+    art = tmp_path / "a"
+    shutil.copytree(ART, art)
+    soft = load_model(art / "soft_model.json")
+    facts = program_facts(hard) | {"gap": "2"}  # gap 2 is false (the program's gap is 1)
+    proof = json.loads((art / "proof.json").read_text())
+    proof["all_lengths"] = all_lengths_certificate(soft, facts)
+    (art / "proof.json").write_text(json.dumps(proof, indent=1, ensure_ascii=False) + "\n")
+    _rehash(art)
+    r = check_artifact(art, NAME)
+    assert any("all_lengths.facts.gap is contradicted at n = 1" in x for x in r.reasons)
+
+
+def test_save_load_roundtrip_keeps_the_certificate_valid(tmp_path: Path, cert, soft) -> None:
+    save_model(soft, tmp_path / "m.json")
+    assert K.check(json.loads(json.dumps(cert)), load_model(tmp_path / "m.json")).accepted
+    assert np.isfinite(float(Fraction(cert["final_bound"])))
