@@ -5,7 +5,7 @@ Soundness is cross-checked three ways: (1) the majorant at every N ≥ N₀ domi
 per-length arb error recursion of :func:`attncert.compile.tieless.error_bound` (written
 independently, with the same hypotheses); (2) the float softmax logit differs from the exact
 hard logit by less than the certified bound on random strings of several lengths; (3) the
-hypotheses H1–H3 the certificate states hold exactly on every input of length ≤ 6. Every
+hypotheses H1–H3, derived from the weights, imply the stated ones. Every
 stored number, N₀ and the facts are tampered with and must be rejected with the field named;
 a lowered β and out-of-class models are refused."""
 
@@ -23,7 +23,7 @@ import pytest
 from flint import arb
 
 from attncert.compile.dyck import analytic_report, program_facts
-from attncert.compile.tieless import check_uniform_tieless, error_bound
+from attncert.compile.tieless import error_bound
 from attncert.compile.tieless_all_lengths import _attempt, all_lengths_certificate, decimal_up
 from attncert.errors import InputError, ParameterError
 from attncert.kernel import tieless_all_lengths as K
@@ -52,7 +52,13 @@ def soft():
 
 @pytest.fixture(scope="module")
 def cert(hard, soft):
+    """H1–H3 stated (the construction's facts), not derived."""
     return all_lengths_certificate(soft, program_facts(hard))
+
+
+@pytest.fixture(scope="module")
+def derived_cert(soft):
+    return all_lengths_certificate(soft)
 
 
 def _reject(cert: dict, model) -> str:
@@ -80,6 +86,7 @@ def test_dyck2_simulation_is_certified_from_three_tokens_on(cert, soft) -> None:
     assert all(s.power is not None and Fraction(str(s.power)) < -15 for s in r.steps[1:])
     assert r.bound is not None and Fraction(str(r.bound)) < Fraction(1, 500)
     assert "for every N ≥ 3 tokens" in r.summary() and "given H1–H3" in r.summary()
+    assert cert["hypotheses_derived"] is False and r.derived is None
 
 
 @pytest.mark.parametrize("big_n", [3, 4, 5, 8, 17, 64, 1025, 10**6])
@@ -113,17 +120,45 @@ def test_the_float_softmax_logit_is_within_the_certified_bound(cert, hard, soft)
         assert abs(float(got) - exact) <= bound + 1e-12, s
 
 
-def test_hypotheses_hold_exactly_on_every_input_up_to_length_six(hard) -> None:
-    """(3) H1–H3 as the certificate states them (gap ≥ 1, activations ≤ N³, margin ½) hold
-    on every one of the 5,460 inputs of length ≤ 6."""
-    facts = program_facts(hard)
-    report = check_uniform_tieless(hard, 6)
-    assert report.first_tie is None
-    for rep in report.lengths:
-        big_n = hard.n_tokens(rep.n)
-        assert rep.min_gap is not None and rep.min_gap >= Fraction(facts["gap"])
-        assert rep.activation_bound <= big_n ** int(facts["activation"]["power"])
-        assert rep.margin >= Fraction(facts["margin"])
+def test_hypotheses_derived_from_the_weights_give_the_committed_kind_of_certificate(
+    derived_cert, soft
+) -> None:
+    """(3) With H1–H3 derived from the weights (attncert.kernel.tieless_program) instead of
+    stated, the activation bound is the derived N³ + 2N² + 2N + 2 ≤ (53/27)·N³ from N₀ = 3."""
+    r = K.check(derived_cert, soft)
+    assert r.accepted, r.failures
+    assert r.derived is not None and r.derived.gap == 1
+    assert derived_cert["facts"]["activation"] == {"coef": "53/27", "power": "3"}
+    assert "H1–H3 derived from the weights for every N" in r.summary()
+    assert "not derived" in K.check({**derived_cert, "hypotheses_derived": False}, soft).summary()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("gap", "2", "facts.gap: stated γ = 2, the weights give only γ ≥ 1"),
+        ("margin", "1", "facts.margin: stated μ = 1, the weights give only μ = 1/2"),
+        ("activation", {"coef": "1", "power": "3"}, "facts.activation: stated 1·N^3 does not"),
+    ],
+)
+def test_stated_facts_stronger_than_the_weights_give_are_named(
+    derived_cert, soft, field, value, reason
+) -> None:
+    bad = copy.deepcopy(derived_cert)
+    bad["facts"][field] = value
+    assert _reject(bad, soft).startswith(reason)
+
+
+def test_derivation_claimed_for_weights_that_leave_the_rules_is_refused(derived_cert, soft):
+    d = model_to_dict(soft)
+    labels = soft.meta["coordinates"]
+    for row in d["layers"][3]["heads"][0]["w_k"]:
+        row[labels.index("pe:1*[i]")] = 0.0  # the nearest-same-depth head loses its tie-break
+    msg = _reject(derived_cert, model_from_dict(d))
+    assert msg.startswith("hypotheses_derived: H1–H3 do not follow from the weights: L3H0")
+    assert _reject({**derived_cert, "hypotheses_derived": "yes"}, soft).startswith(
+        "hypotheses_derived: 'yes' is not true or false"
+    )
 
 
 # ----- tampering ---------------------------------------------------------------------------
@@ -229,7 +264,9 @@ def test_committed_artifact_states_the_all_length_fact_and_its_hypotheses() -> N
     tail = [f for f in r.facts if f.startswith("every length")]
     assert len(tail) == 1
     assert "for all N ≥ 3 tokens" in tail[0]
-    assert "given H1–H3" in tail[0] and "rest on the construction's proof" in tail[0]
+    assert "decides exactly as the average-hard program on every input of every length" in tail[0]
+    assert "H1–H3 derived from the weights for every length" in tail[0]
+    assert "that the program decides dyck2 at every length is the construction's proof" in tail[0]
 
 
 def _rehash(art: Path) -> None:

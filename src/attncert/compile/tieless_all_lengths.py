@@ -19,6 +19,7 @@ from flint import arb, fmpq
 
 from attncert.errors import ParameterError
 from attncert.kernel import tieless_all_lengths as K
+from attncert.kernel.tieless_program import NotDerived, derive
 from attncert.model.spec import Model
 
 __implements__ = ("Yang Theorem 26",)
@@ -59,7 +60,32 @@ def facts_record(
     }
 
 
-def _attempt(soft: Model, facts: dict, n0: int) -> dict:
+def derived_facts(soft: Model, n0: int) -> dict | None:
+    """H1–H3 from the weights (:mod:`attncert.kernel.tieless_program`) as the facts record
+    for tails from ``n0`` on (P(N) ≤ Y·N^p with Y = Σ c_k·n0^{k−p}); None if they do not
+    follow."""
+    try:
+        der = derive(soft)
+    except NotDerived:
+        return None
+    power = max(k for k, _ in der.activation)
+    coef = sum((c * fmpq(n0) ** (k - power) for k, c in der.activation), fmpq(0))
+    return facts_record(
+        _fr(der.gap),
+        _fr(coef),
+        power,
+        _fr(der.margin),
+        "derived from the weights for every length (attncert.kernel.tieless_program): "
+        + "; ".join(der.heads),
+    )
+
+
+def _attempt(soft: Model, facts: dict | None, n0: int) -> dict:
+    from_weights = facts is None
+    if facts is None:
+        facts = derived_facts(soft, n0)
+        if facts is None:
+            raise K.Reject("hypotheses_derived", "H1–H3 do not follow from the weights")
     f = K._facts({"facts": facts})
     beta, norms = K.structure(soft)
     kappa = beta.kappa(n0)
@@ -93,15 +119,18 @@ def _attempt(soft: Model, facts: dict, n0: int) -> dict:
         "n0_tokens": n0,
         "temperature": str(beta),
         "facts": facts,
+        "hypotheses_derived": from_weights,
         "hypotheses": list(K.HYPOTHESES),
         "steps": steps,
         "final_bound": final,
     }
 
 
-def all_lengths_certificate(soft: Model, facts: dict, *, max_n0: int = 256) -> dict:
+def all_lengths_certificate(soft: Model, facts: dict | None = None, *, max_n0: int = 256) -> dict:
     """The certificate with the smallest N₀ ∈ [2, ``max_n0``] (tokens) that closes; raises
-    :class:`ParameterError` with the last reason when none does."""
+    :class:`ParameterError` with the last reason when none does. ``facts`` None: H1–H3 are
+    derived from the weights (``hypotheses_derived: true``); else they are the stated
+    hypotheses (``false``)."""
     last = "no N₀ tried"
     for n0 in range(2, max_n0 + 1):
         try:
@@ -120,4 +149,4 @@ def all_lengths_certificate(soft: Model, facts: dict, *, max_n0: int = 256) -> d
     )
 
 
-__all__ = ["all_lengths_certificate", "decimal_up", "facts_record", "power_up"]
+__all__ = ["all_lengths_certificate", "decimal_up", "derived_facts", "facts_record", "power_up"]

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from flint import arb, fmpq
 
+from attncert.kernel.tieless_program import Derived, NotDerived, derive
 from attncert.model.spec import AttentionKind, Model
 
 __implements__ = ("Yang Lemma 24", "Yang Lemma 25", "Yang Theorem 26")
@@ -112,12 +113,18 @@ class TailReport:
     bound: fmpq | None  # ‖w‖₁·C·N₀^a (the stored final bound), if reached
     limit: fmpq
     seconds: float
+    derived: Derived | None = None  # H1–H3 derived from the weights (else: hypotheses)
 
     def summary(self) -> str:
         if self.accepted:
+            given = (
+                "H1–H3 derived from the weights for every N"
+                if self.derived is not None
+                else "given H1–H3 (not derived here)"
+            )
             return (
                 f"accepted: for every N ≥ {self.n0} tokens the soft–hard logit difference is "
-                f"≤ {float(self.bound or 0):.3g} < μ = {self.limit} given H1–H3 "
+                f"≤ {float(self.bound or 0):.3g} < μ = {self.limit}, {given} "
                 f"({len(self.steps)} layer majorants, {self.seconds:.2f} s)"
             )
         return "rejected: " + "; ".join(self.failures[:3])
@@ -383,6 +390,7 @@ def check(cert: dict, model: Model) -> TailReport:
     limit = fmpq(0)
     steps: list[Majorant] = []
     bound = None
+    hyp = None
     try:
         if not isinstance(cert, dict) or cert.get("kind") != PROOF_KIND:
             raise Reject("all_lengths", f"not a {PROOF_KIND!r} object")
@@ -391,6 +399,7 @@ def check(cert: dict, model: Model) -> TailReport:
         facts = _facts(cert)
         limit = facts.margin
         beta, norms = structure(model)
+        hyp = _hypotheses(cert, facts, model, n0)
         kappa = beta.kappa(n0)
         stored = cert.get("steps")
         if not isinstance(stored, list) or len(stored) != len(norms):
@@ -398,9 +407,9 @@ def check(cert: dict, model: Model) -> TailReport:
         prev = Majorant(fmpq(0), None)
         for li, ln in enumerate(norms):
             field = f"steps[{li}]"
-            derived = layer_step(prev, ln, facts, kappa, n0, f"model.layers[{li}]")
+            step = layer_step(prev, ln, facts, kappa, n0, f"model.layers[{li}]")
             cur = _majorant(stored[li], field)
-            _dominates(cur, derived, n0, field)
+            _dominates(cur, step, n0, field)
             steps.append(cur)
             prev = cur
         w1 = readout_l1(model)
@@ -437,7 +446,36 @@ def check(cert: dict, model: Model) -> TailReport:
             limit,
             time.perf_counter() - t0,
         )
-    return TailReport(True, n0, (), tuple(steps), bound, limit, time.perf_counter() - t0)
+    return TailReport(True, n0, (), tuple(steps), bound, limit, time.perf_counter() - t0, hyp)
+
+
+def _hypotheses(cert: dict, facts: Facts, model: Model, n0: int) -> Derived | None:
+    """With ``hypotheses_derived: true``, H1–H3 must follow from the weights
+    (:func:`attncert.kernel.tieless_program.derive`) and imply the stated facts for every
+    N ≥ N₀; with ``false`` they stay hypotheses (and every verdict says so)."""
+    flag = cert.get("hypotheses_derived")
+    if flag is False:
+        return None
+    if flag is not True:
+        raise Reject("hypotheses_derived", f"{flag!r} is not true or false")
+    try:
+        der = derive(model)
+    except NotDerived as err:
+        raise Reject("hypotheses_derived", f"H1–H3 do not follow from the weights: {err}") from None
+    if der.gap < facts.gap:
+        raise Reject("facts.gap", f"stated γ = {facts.gap}, the weights give only γ ≥ {der.gap}")
+    if not der.activation_at_most(facts.act_coef, int(facts.act_power), n0):
+        poly = " + ".join(f"{c}·N^{k}" for k, c in der.activation)
+        raise Reject(
+            "facts.activation",
+            f"stated {facts.act_coef}·N^{facts.act_power} does not bound the derived "
+            f"{poly} for every N ≥ {n0}",
+        )
+    if der.margin < facts.margin:
+        raise Reject(
+            "facts.margin", f"stated μ = {facts.margin}, the weights give only μ = {der.margin}"
+        )
+    return der
 
 
 __all__ = [

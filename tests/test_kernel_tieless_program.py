@@ -1,0 +1,208 @@
+"""Theorem 26's hypotheses H1–H3 derived from the weights for every length
+(:mod:`attncert.kernel.tieless_program`).
+
+The symbolic run is checked against the exact rational forward pass: on every input of
+length ≤ 4 (≤ 6 in the slow run) and on random longer ones, every coordinate's polynomial,
+evaluated with the atoms read off the exact trace (positions, symbols, the argmax each head
+chose, the FFN increments), equals the exact activation at every position and layer; every
+FFN increment lies in its derived range; the derived gap, activation bound and logit values
+hold on every input of length ≤ 5 (≤ 7 slow). Edited weights that break a rule are refused with the
+head or reason named."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from fractions import Fraction
+
+import pytest
+from flint import fmpq
+
+from attncert.compile.dyck import dyck_program_model
+from attncert.compile.tieless import check_uniform_tieless
+from attncert.kernel.tieless_program import NotDerived, derive, symbolic_run
+from attncert.model import model_from_dict, model_to_dict
+from attncert.model.exact import forward_exact
+from attncert.model.zoo import zoo_model
+
+__implements__ = ("Yang Theorem 26", "Yang Lemma 24")
+
+
+@pytest.fixture(scope="module")
+def hard():
+    return zoo_model("dyck2_program")
+
+
+@pytest.fixture(scope="module")
+def sym(hard):
+    return symbolic_run(hard)[0]
+
+
+def _position(path: tuple[str, ...], i: int, trace) -> int:
+    """0-based position a path (i, L3H0, …) names in an exact trace."""
+    pos = i
+    for name in path[1:]:
+        layer, head = int(name[1 : name.index("H")]), int(name[name.index("H") + 1 :])
+        chosen = trace.layers[layer].chosen[head][pos]
+        pos = chosen[0] if chosen else 0  # no key (strict mask at i = 1): guarded by 1 − B
+    return pos
+
+
+def _value(atom, i: int, trace, tokens: list[str]) -> Fraction:
+    n_tok = len(tokens)
+    if atom[0] == "N":
+        return Fraction(n_tok)
+    pos = _position(atom[-1], i, trace)
+    kind = atom[0]
+    if kind == "I":
+        return Fraction(pos + 1)
+    if kind == "B":
+        return Fraction(int(pos == 0))
+    if kind == "U":
+        return Fraction(1, pos) if pos else Fraction(0)
+    if kind == "S":
+        return Fraction(int(tokens[pos] == atom[1]))
+    name = atom[1]
+    if name.startswith("#"):
+        return Fraction(sum(t == name[1:-1] for t in tokens[:pos]))
+    layer, coord = int(name[1 : name.index("F")]), int(name[name.index("F") + 1 :])
+    lt = trace.layers[layer]
+    return _fr(lt.output[pos, coord]) - _fr(lt.after_attention[pos, coord])
+
+
+def _fr(x: fmpq) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
+
+
+def _evaluate(poly, i: int, trace, tokens) -> Fraction:
+    total = Fraction(0)
+    for mono, c in poly.items():
+        term = _fr(c)
+        for atom, e in mono:
+            term *= _value(atom, i, trace, tokens) ** e
+        total += term
+    return total
+
+
+def _strings(hard, max_len: int):
+    for n in range(1, max_len + 1):
+        yield from ("".join(p) for p in itertools.product(hard.alphabet, repeat=n))
+
+
+def _check_string(hard, sym, s: str) -> None:
+    trace = forward_exact(hard, s)
+    tokens = [hard.bos, *s]
+    stages = [trace.layers[0].inputs] + [lt.output for lt in trace.layers]
+    for li, (polys, exact) in enumerate(zip(sym.layers, stages, strict=True)):
+        for i in range(len(tokens)):
+            for c, poly in enumerate(polys):
+                got = _evaluate(poly, i, trace, tokens)
+                assert got == _fr(exact[i, c]), (s, li, i, c)
+    for name, (mag, values) in sym.ranges.items():
+        if name.startswith("L"):
+            layer, coord = int(name[1 : name.index("F")]), int(name[name.index("F") + 1 :])
+            lt = trace.layers[layer]
+            for i in range(len(tokens)):
+                delta = _fr(lt.output[i, coord]) - _fr(lt.after_attention[i, coord])
+                if values is not None:
+                    assert delta in {_fr(v) for v in values}, (s, name, delta)
+                bound = sum(_fr(v) * len(tokens) ** k for k, v in mag.items())
+                assert abs(delta) <= bound
+
+
+@pytest.mark.parametrize(
+    "max_len", [4, pytest.param(6, marks=pytest.mark.slow)], ids=["n<=4", "n<=6"]
+)
+def test_symbolic_run_equals_the_exact_forward_pass_on_every_short_input(
+    hard, sym, max_len
+) -> None:
+    for s in _strings(hard, max_len):
+        _check_string(hard, sym, s)
+
+
+def test_symbolic_run_equals_the_exact_forward_pass_on_longer_random_inputs(hard, sym) -> None:
+    rng = random.Random(7)
+    for n in (9, 16, 23):
+        for _ in range(3):
+            _check_string(hard, sym, "".join(rng.choice("()[]") for _ in range(n)))
+    _check_string(hard, sym, "([[]()])" * 3)
+
+
+@pytest.mark.parametrize(
+    "max_len", [5, pytest.param(7, marks=pytest.mark.slow)], ids=["n<=5", "n<=7"]
+)
+def test_derived_hypotheses_hold_on_every_short_input(hard, max_len) -> None:
+    der = derive(hard)
+    assert der.gap == 1 and der.margin == fmpq(1, 2)
+    assert der.logits == (fmpq(-1, 2), fmpq(1, 2))
+    assert dict(der.activation) == {3: 1, 2: 2, 1: 2, 0: 2}
+    report = check_uniform_tieless(hard, max_len)
+    assert report.first_tie is None
+    for rep in report.lengths:
+        big_n = hard.n_tokens(rep.n)
+        assert rep.min_gap >= Fraction(1)
+        assert rep.activation_bound <= sum(int(c) * big_n**k for k, c in der.activation)
+        assert rep.margin >= Fraction(1, 2)
+
+
+def test_every_head_gets_its_rule(hard) -> None:
+    heads = derive(hard).heads
+    assert heads[:3] == ("L0H0: MEAN", "L0H1: MEAN", "L0H2: MEAN")
+    assert "L1H0: ARG-B (gap ≥ 3)" in heads  # Theorem 20b's lookup: K = 3N/(i − 1)
+    assert "L2H0: ARG-B (gap ≥ 1)" in heads  # depth lookup
+    assert "L3H0: ARG-A (gap ≥ 1)" in heads and "L4H0: ARG-A (gap ≥ 1)" in heads
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_dyck_k_programs_are_derived_too(k) -> None:
+    der = derive(dyck_program_model(k))
+    assert der.gap == 1 and der.margin == fmpq(1, 2)
+
+
+# ----- edited weights ----------------------------------------------------------------------
+
+
+def _edit(hard, edit):
+    d = model_to_dict(hard)
+    edit(d, hard.meta["coordinates"])
+    return model_from_dict(d)
+
+
+def _refused(model) -> str:
+    with pytest.raises(NotDerived) as err:
+        derive(model)
+    return str(err.value)
+
+
+def test_dropping_the_nearest_heads_tie_break_is_refused(hard) -> None:
+    def edit(d, labels):
+        w_k = d["layers"][3]["heads"][0]["w_k"]
+        for row in w_k:
+            row[labels.index("pe:1*[i]")] = 0.0
+
+    assert _refused(_edit(hard, edit)) == "L3H0: its scores fit neither ARG-A nor ARG-B"
+
+
+def test_an_odd_vertex_in_the_depth_lookup_is_refused(hard) -> None:
+    """Key weight 2·(j − 1) → 3·(j − 1): the vertex 3d/2 may be a half-integer (a tie)."""
+
+    def edit(d, labels):
+        w_k = d["layers"][2]["heads"][0]["w_k"]
+        w_k[0][labels.index("pe:1*[i]")] = 3.0
+        w_k[0][labels.index("one")] = -3.0
+
+    assert _refused(_edit(hard, edit)).startswith("L2H0: ")
+
+
+def test_a_readout_that_can_reach_zero_is_refused(hard) -> None:
+    """out = ReLU([L=R] − errors + ½): out ∈ {0, ½, 1, 3/2}, so the logit out − ½ can be 0."""
+
+    def edit(d, labels):
+        d["layers"][4]["ffn"]["b1"][1] = 0.5
+
+    assert _refused(_edit(hard, edit)) == "the logit can be exactly 0 (H3 needs a margin)"
+
+
+def test_models_outside_the_rules_are_refused() -> None:
+    assert "positional feature" in _refused(zoo_model("soft_parity"))
+    assert "LayerNorm" in _refused(zoo_model("trained_first_last"))
