@@ -322,3 +322,32 @@ def test_save_load_roundtrip_keeps_the_certificate_valid(tmp_path: Path, cert, s
     save_model(soft, tmp_path / "m.json")
     assert K.check(json.loads(json.dumps(cert)), load_model(tmp_path / "m.json")).accepted
     assert np.isfinite(float(Fraction(cert["final_bound"])))
+
+
+# ----- the CLI -----------------------------------------------------------------------------
+
+
+def test_cli_proves_the_dyck2_program_at_every_length(capsys) -> None:
+    from attncert.cli.main import main
+
+    assert main(["prove", "dyck2", "--library", "--all-lengths", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CERTIFIED" and out["n0_tokens"] == 3
+    assert "every input of every length n ≥ 1" in out["statement"]
+    assert "That the program decides Dyck-2 is the construction's proof" in out["statement"]
+    assert out["hypotheses"][3] == "L1H0: ARG-B (gap ≥ 3)"
+    assert K.check(out["certificate"], zoo_model("dyck2_program_soft")).accepted
+    assert main(["prove", "dyck2", "--library", "--all-lengths"]) == 0
+    text = capsys.readouterr().out
+    assert "layer 0: |soft − hard| ≤ 0 (exact)" in text
+    assert text.splitlines()[-1].startswith("CERTIFIED: the softmax model decides exactly")
+
+
+@pytest.mark.parametrize("flag", [["--max-len", "4"], ["-o", "x.json"], ["--model", "zoo:x"]])
+def test_cli_program_all_lengths_refuses_flags_that_do_not_apply(capsys, flag) -> None:
+    from attncert.cli.main import main
+
+    assert main(["prove", "dyck2", "--library", "--all-lengths", *flag]) == 2
+    err = capsys.readouterr().err
+    assert "does not apply to a library program's all-length proof" in err
+    assert "Traceback" not in err
