@@ -343,7 +343,7 @@ def test_cli_proves_the_dyck2_program_at_every_length(capsys) -> None:
     assert text.splitlines()[-1].startswith("CERTIFIED: the softmax model decides exactly")
 
 
-@pytest.mark.parametrize("flag", [["--max-len", "4"], ["-o", "x.json"], ["--model", "zoo:x"]])
+@pytest.mark.parametrize("flag", [["--max-len", "4"], ["-o", "x.json"]])
 def test_cli_program_all_lengths_refuses_flags_that_do_not_apply(capsys, flag) -> None:
     from attncert.cli.main import main
 
@@ -351,3 +351,38 @@ def test_cli_program_all_lengths_refuses_flags_that_do_not_apply(capsys, flag) -
     err = capsys.readouterr().err
     assert "does not apply to a library program's all-length proof" in err
     assert "Traceback" not in err
+
+
+def test_cli_program_all_lengths_refuses_a_model_for_other_symbols(capsys) -> None:
+    from attncert.cli.main import main
+
+    args = ["prove", "dyck2", "--library", "--all-lengths", "--model", "zoo:soft_parity"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "reads '01', not Dyck-2's brackets" in err and "Traceback" not in err
+
+
+def test_a_lowered_beta_is_diagnosed_first_failing_length_and_counterexample() -> None:
+    """β = 3·log N: no tail closes; the per-length bound first fails at n = 1 and the model
+    agrees with the program there (the bound is insufficient). β = 0.2·log N: a
+    counterexample at n = 2, confirmed in arb."""
+    from attncert.compile.tieless_all_lengths import diagnose
+
+    soft = zoo_model("dyck2_program_soft")
+    d = diagnose(_with_coef(soft, 3.0), max_strings=84)
+    assert d.first_failing_n == 1 and d.counterexample is None and d.checked_strings == 84
+    assert "the bound is insufficient there, not (as far as checked) the model wrong" in d.note
+    d = diagnose(_with_coef(soft, 0.2))
+    assert d.first_failing_n == 1 and d.counterexample == "()"
+    assert "a counterexample" in d.note
+
+
+def test_cli_refutes_a_simulation_whose_temperature_is_too_low(tmp_path, capsys) -> None:
+    from attncert.cli.main import main
+
+    path = tmp_path / "low.json"
+    save_model(_with_coef(zoo_model("dyck2_program_soft"), 0.2), path)
+    assert main(["prove", "dyck2", "--library", "--all-lengths", "--model", str(path)]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("REFUTED: no all-length statement")
+    assert "at n = 2 the softmax model decides '()' differently from the program" in last

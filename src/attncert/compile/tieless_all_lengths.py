@@ -10,7 +10,9 @@ check every step and recognise an edit.
 
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -19,7 +21,8 @@ from flint import arb, fmpq
 
 from attncert.errors import ParameterError
 from attncert.kernel import tieless_all_lengths as K
-from attncert.kernel.tieless_program import NotDerived, derive
+from attncert.kernel.tieless_program import Derived, NotDerived, derive
+from attncert.kernel.trace import forward_rigorous
 from attncert.model.spec import Model
 
 __implements__ = ("Yang Theorem 26",)
@@ -60,14 +63,15 @@ def facts_record(
     }
 
 
-def derived_facts(soft: Model, n0: int) -> dict | None:
+def derived_facts(soft: Model, n0: int, der: Derived | None = None) -> dict | None:
     """H1–H3 from the weights (:mod:`attncert.kernel.tieless_program`) as the facts record
     for tails from ``n0`` on (P(N) ≤ Y·N^p with Y = Σ c_k·n0^{k−p}); None if they do not
     follow."""
-    try:
-        der = derive(soft)
-    except NotDerived:
-        return None
+    if der is None:
+        try:
+            der = derive(soft)
+        except NotDerived:
+            return None
     power = max(k for k, _ in der.activation)
     coef = sum((c * fmpq(n0) ** (k - power) for k, c in der.activation), fmpq(0))
     return facts_record(
@@ -80,10 +84,10 @@ def derived_facts(soft: Model, n0: int) -> dict | None:
     )
 
 
-def _attempt(soft: Model, facts: dict | None, n0: int) -> dict:
+def _attempt(soft: Model, facts: dict | None, n0: int, der: Derived | None = None) -> dict:
     from_weights = facts is None
     if facts is None:
-        facts = derived_facts(soft, n0)
+        facts = derived_facts(soft, n0, der)
         if facts is None:
             raise K.Reject("hypotheses_derived", "H1–H3 do not follow from the weights")
     f = K._facts({"facts": facts})
@@ -126,15 +130,100 @@ def _attempt(soft: Model, facts: dict | None, n0: int) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """Why no tail closes: the first input length n at which the per-length error bound
+    (Lemmas 24–25 at that N, with the derived hypotheses) fails, and at that length a string
+    on which the softmax model's decision differs from the program's (found by enumeration,
+    confirmed in arb) — or None when they agree on every input there (the bound is then
+    insufficient, not the model wrong)."""
+
+    first_failing_n: int | None
+    counterexample: str | None
+    checked_strings: int
+    note: str
+
+
+def diagnose(soft: Model, *, max_n: int = 64, max_strings: int = 4096) -> Diagnosis:
+    """Diagnose a softmax simulation whose all-length proof does not close (see
+    :class:`Diagnosis`)."""
+    from attncert.compile.tieless import LengthReport, error_bound, to_average_hard, uniform_heads
+    from attncert.model import accepts_exact
+
+    hard = to_average_hard(soft)
+    try:
+        der = derive(soft)
+    except NotDerived as err:
+        return Diagnosis(None, None, 0, f"H1–H3 do not follow from the weights: {err}")
+    uni = set(uniform_heads(hard))
+    gaps = {
+        (li, hi): None if (li, hi) in uni else _fr(der.gap)
+        for li, layer in enumerate(hard.layers)
+        for hi in range(len(layer.heads))
+    }
+    limit = _fr(der.margin) / _fr(K.readout_l1(soft))
+    temp = soft.layers[0].heads[0].temperature
+    first = None
+    for n in range(1, max_n + 1):
+        big_n = hard.n_tokens(n)
+        act = sum((_fr(c) * big_n**k for k, c in der.activation), Fraction(0))
+        rep = LengthReport(n, 0, gaps, act, _fr(der.margin))
+        err = error_bound(hard, rep, temp(big_n))
+        if err is None or not err < arb(limit.numerator) / limit.denominator:
+            first = n
+            break
+    if first is None:
+        return Diagnosis(
+            None,
+            None,
+            0,
+            f"the per-length bound holds at every n ≤ {max_n}; only the tail majorants do "
+            "not close (the bound is insufficient, not the model wrong)",
+        )
+    checked, n = 0, first
+    while checked + len(hard.alphabet) ** n <= max_strings:
+        for w in itertools.product(hard.alphabet, repeat=n):
+            text = "".join(w)
+            if forward_rigorous(soft, text).accept != accepts_exact(hard, text):
+                return Diagnosis(
+                    first,
+                    text,
+                    checked + 1,
+                    f"the per-length bound first fails at n = {first}; at n = {n} the softmax "
+                    f"model decides {text!r} differently from the program (exact program, arb "
+                    "softmax): a counterexample",
+                )
+            checked += 1
+        n += 1
+    return Diagnosis(
+        first,
+        None,
+        checked,
+        f"the per-length bound first fails at n = {first}, but the softmax model agrees with "
+        f"the program on all {checked} inputs of length {first}…{n - 1}: the bound is "
+        "insufficient there, not (as far as checked) the model wrong",
+    )
+
+
 def all_lengths_certificate(soft: Model, facts: dict | None = None, *, max_n0: int = 256) -> dict:
     """The certificate with the smallest N₀ ∈ [2, ``max_n0``] (tokens) that closes; raises
     :class:`ParameterError` with the last reason when none does. ``facts`` None: H1–H3 are
     derived from the weights (``hypotheses_derived: true``); else they are the stated
     hypotheses (``false``)."""
     last = "no N₀ tried"
+    der = None
+    if facts is None:
+        try:
+            der = derive(soft)
+        except NotDerived as err:
+            raise ParameterError(
+                f"Theorem 26's hypotheses do not follow from the weights: {err}",
+                where="model",
+                expected="a uniform–tieless average-hard program the rules cover, or stated facts",
+            ) from None
     for n0 in range(2, max_n0 + 1):
         try:
-            cert = _attempt(soft, facts, n0)
+            cert = _attempt(soft, facts, n0, der)
         except K.Reject as err:
             last = str(err)
             continue
@@ -149,4 +238,12 @@ def all_lengths_certificate(soft: Model, facts: dict | None = None, *, max_n0: i
     )
 
 
-__all__ = ["all_lengths_certificate", "decimal_up", "derived_facts", "facts_record", "power_up"]
+__all__ = [
+    "Diagnosis",
+    "all_lengths_certificate",
+    "decimal_up",
+    "derived_facts",
+    "diagnose",
+    "facts_record",
+    "power_up",
+]

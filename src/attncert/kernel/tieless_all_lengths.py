@@ -291,7 +291,7 @@ def layer_step(
             if a_eta > 0:
                 raise Reject(
                     f"{where}.heads[{hi}]",
-                    f"the score error η grows like N^{a_eta} (> 0): no margin for every N",
+                    f"the score error η grows like N^{float(a_eta):.4g} (> 0): no margin for every N",
                 )
             eta_c = c_eta * arb(n0) ** _a(a_eta)
         m0 = _a(facts.gap) - 2 * eta_c

@@ -298,7 +298,7 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
 
     from attncert.compile.dyck import PROGRAMS, dyck_soft_model
     from attncert.compile.tieless import to_average_hard
-    from attncert.compile.tieless_all_lengths import all_lengths_certificate
+    from attncert.compile.tieless_all_lengths import all_lengths_certificate, diagnose
     from attncert.errors import InputError, ParameterError
     from attncert.kernel import tieless_all_lengths as K
     from attncert.languages import language
@@ -306,7 +306,6 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     from attncert.proofcheck.kinds.tieless_simulation import certified_lengths
 
     for flag, bad in (
-        ("--model", args.model is not None),
         ("--output", args.output is not None),
         ("--max-len", args.max_len is not None),
     ):
@@ -318,17 +317,28 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
             )
     t0 = time.perf_counter()
     k = PROGRAMS[args.formula]
-    soft = dyck_soft_model(k, name=f"{args.formula} [program]").model
+    if args.model:  # e.g. the program's simulation with an edited temperature
+        soft = load_model_arg(args.model)
+    else:
+        soft = dyck_soft_model(k, name=f"{args.formula} [program]").model
+    lang = language(f"dyck{k}")
+    if set(soft.alphabet) != set(lang.alphabet):
+        raise InputError(
+            f"model {soft.name!r} reads {''.join(soft.alphabet)!r}, not Dyck-{k}'s brackets",
+            where="--model",
+            expected=f"a softmax simulation of the {args.formula} program",
+        )
     hard = to_average_hard(soft)
     why = ""
+    diagnosis = None
     try:
         cert = all_lengths_certificate(soft)
     except ParameterError as err:
         cert, why = None, str(err)
+        diagnosis = diagnose(soft)
     report = K.check(cert, soft) if cert is not None else None
     exhaustive = 4
     _, _, fails = certified_lengths(hard, soft, exhaustive)
-    lang = language(f"dyck{k}")
     wrong = [
         s
         for n in range(1, exhaustive + 1)
@@ -336,7 +346,8 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
         if accepts_exact(hard, s) != lang.contains(s)
     ]
     ok = report is not None and report.accepted and not fails
-    verdict = Verdict.REFUTED if wrong else Verdict.CERTIFIED if ok else Verdict.UNDECIDED
+    refuted = bool(wrong) or (diagnosis is not None and diagnosis.counterexample is not None)
+    verdict = Verdict.REFUTED if refuted else Verdict.CERTIFIED if ok else Verdict.UNDECIDED
     statement = (
         f"the softmax model decides exactly as the Appendix-E program on every input of every "
         f"length n ≥ 1 (Theorem 26: n ≤ {exhaustive} exhaustively, every N ≥ "
@@ -345,7 +356,9 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
         f"input of length ≤ {exhaustive}"
         + (f" — and the program is WRONG there, e.g. on {wrong[0]!r}" if wrong else "")
         if ok
-        else "no all-length statement: " + (why if report is None else "; ".join(report.failures))
+        else "no all-length statement: "
+        + (why if report is None else "; ".join(report.failures))
+        + ("" if diagnosis is None else f" — {diagnosis.note}")
     )
     out = {
         "program": args.formula,
@@ -359,6 +372,8 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
         else list(report.derived.heads),
         "exhaustive_max_len": exhaustive,
         "wrong_on": wrong[:5],
+        "first_failing_n": None if diagnosis is None else diagnosis.first_failing_n,
+        "counterexample": None if diagnosis is None else diagnosis.counterexample,
         "failures": fails,
         "seconds": round(time.perf_counter() - t0, 3),
     }
