@@ -206,3 +206,22 @@ def test_a_readout_that_can_reach_zero_is_refused(hard) -> None:
 def test_models_outside_the_rules_are_refused() -> None:
     assert "positional feature" in _refused(zoo_model("soft_parity"))
     assert "LayerNorm" in _refused(zoo_model("trained_first_last"))
+
+
+def test_symbolic_run_equals_the_exact_forward_pass_for_dyck3() -> None:
+    hard = dyck_program_model(3)
+    sym = symbolic_run(hard)[0]
+    for s in _strings(hard, 3):
+        _check_string(hard, sym, s)
+    _check_string(hard, sym, "([{}])(){[]}")
+
+
+def test_a_non_residual_ffn_replaces_the_coordinates_it_does_not_write(hard) -> None:
+    """Without the residual, a layer's output is its FFN's alone: the symbolic run must set
+    every coordinate the FFN does not write to 0 (checked against the exact pass)."""
+    d = model_to_dict(hard)
+    d["layers"][4]["residual"] = False
+    model = model_from_dict(d)
+    sym = symbolic_run(model)[0]
+    for s in ("()", "[(])", "(()"):
+        _check_string(model, sym, s)

@@ -361,6 +361,8 @@ class _Run:
         for c in range(len(after)):
             units = [(u, w2[c][u]) for u in range(len(pre)) if w2[c][u] != 0]
             if not units and b2[c] == 0:
+                if not self.model.layers[li].residual:
+                    out[c] = {}  # without the residual the FFN's 0 replaces the coordinate
                 continue
             zname = f"L{li}F{c}"
             mag, vals, integer = self.ffn_range(units, pre, b2[c])
