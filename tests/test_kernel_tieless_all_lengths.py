@@ -50,13 +50,16 @@ def soft():
     return zoo_model("dyck2_program_soft")
 
 
-@pytest.fixture(scope="module")
+# the certificates are function-scoped on purpose: under mutation analysis
+# (benchmarks/mutation_score.py) a module-scoped fixture's kernel calls would be attributed
+# to the first test that builds it only
+@pytest.fixture
 def cert(hard, soft):
     """H1–H3 stated (the construction's facts), not derived."""
     return all_lengths_certificate(soft, program_facts(hard))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def derived_cert(soft):
     return all_lengths_certificate(soft)
 

@@ -28,12 +28,14 @@ from attncert.model.zoo import zoo_model
 __implements__ = ("Yang Theorem 26", "Yang Lemma 24")
 
 
-@pytest.fixture(scope="module")
+# function-scoped on purpose: a module-scoped symbolic run would be attributed, under
+# mutation analysis (benchmarks/mutation_score.py), to the first test that builds it only
+@pytest.fixture
 def hard():
     return zoo_model("dyck2_program")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def sym(hard):
     return symbolic_run(hard)[0]
 
@@ -225,3 +227,82 @@ def test_a_non_residual_ffn_replaces_the_coordinates_it_does_not_write(hard) -> 
     sym = symbolic_run(model)[0]
     for s in ("()", "[(])", "(()"):
         _check_string(model, sym, s)
+
+
+def test_an_argmax_term_without_the_factor_n_is_refused(hard) -> None:
+    """ARG-A needs every key-dependent term other than ±j to be a multiple of N: a key term
+    [x_j left] added to the nearest-same-depth head's scores can tie with the tie-break."""
+
+    def edit(d, labels):
+        w_q = d["layers"][3]["heads"][0]["w_q"]
+        w_k = d["layers"][3]["heads"][0]["w_k"]
+        row = next(r for r, q in enumerate(w_q) if q[labels.index("one")] != 0)
+        w_k[row][labels.index("left")] = 1.0
+
+    assert _refused(_edit(hard, edit)) == "L3H0: its scores fit neither ARG-A nor ARG-B"
+
+
+def test_a_lookup_whose_gap_shrinks_with_i_is_refused(hard) -> None:
+    """Theorem 20b's lookup with keys i, i² instead of n·i, n·i²: the scores are
+    (3/(i − 1))·(2(C + 1)j − j²), a gap 3/(i − 1) < 1 for i > 4 — ARG-B must refuse (its
+    K has U without N), and the exact gaps confirm the claim would be false."""
+
+    def edit(d, labels):
+        for h in d["layers"][1]["heads"]:
+            for row in h["w_k"]:
+                for frm, to in (("pe:1*[n*i]", "pe:1*[i]"), ("pe:1*[n*i^2]", "pe:1*[i^2]")):
+                    row[labels.index(to)], row[labels.index(frm)] = row[labels.index(frm)], 0.0
+
+    model = _edit(hard, edit)
+    assert _refused(model) == "L1H0: its scores fit neither ARG-A nor ARG-B"
+    gaps = check_uniform_tieless(model, 5).lengths[-1].gaps
+    assert gaps[(1, 0)] is not None and gaps[(1, 0)] < 1
+
+
+def test_a_pooled_readout_is_refused(hard) -> None:
+    d = model_to_dict(hard)
+    d["readout"]["position"] = "mean"
+    assert _refused(model_from_dict(d)) == "the model has mean readout"
+
+
+def test_a_logit_that_reads_a_symbol_is_enumerated_over_the_vocabulary(hard) -> None:
+    """logit = out − ½ + ¼·[x left]: the values are {−½, −¼, ½, ¾}, margin ¼ — the symbols
+    at the readout position are enumerated with the output coordinate."""
+    d = model_to_dict(hard)
+    d["readout"]["weight"][hard.meta["coordinates"].index("left")] = 0.25
+    der = derive(model_from_dict(d))
+    assert der.logits == (fmpq(-1, 2), fmpq(-1, 4), fmpq(1, 2), fmpq(3, 4))
+    assert der.margin == fmpq(1, 4)
+
+
+def test_nmax_is_the_coefficientwise_maximum() -> None:
+    from attncert.kernel.tieless_program import _nmax
+
+    assert _nmax({}, {0: fmpq(1, 2)}) == {0: fmpq(1, 2)}
+    assert _nmax({2: fmpq(3)}, {0: fmpq(1, 3), 2: fmpq(1)}) == {2: fmpq(3), 0: fmpq(1, 3)}
+
+
+def test_piecewise_needs_one_common_integer_form() -> None:
+    """Rule FFN: units whose free parts are not multiples of one z (z + w beside 2z) have
+    no piecewise-linear form in one integer; the rule must give up (None), not merge them."""
+    from attncert.kernel.tieless_program import _piecewise, add, atom, const, scale
+
+    z = atom(("I", ("i",)))
+    w = atom(("N",))
+    assert _piecewise([(add(z, w), fmpq(1)), (scale(z, 2), fmpq(1))], fmpq(0)) is None
+    # ReLU(z) − ReLU(z − 1) over the integers is {0, 1}; with the free part ignored it would
+    # be the single value ReLU(0) − ReLU(−1) = 0
+    vals = _piecewise([(z, fmpq(1)), (add(z, const(-1)), fmpq(-1))], fmpq(0))
+    assert vals == {fmpq(0), fmpq(1)}
+
+
+def test_an_unbounded_integer_ffn_output_keeps_a_magnitude_bound(hard) -> None:
+    """ReLU(i) has no finite range (end slope 1): rule FFN falls back on the magnitude bound
+    N and keeps that it is an integer."""
+    from attncert.kernel.tieless_program import _Run, atom
+
+    run = _Run(hard)
+    mag, values, integer = run.ffn_range([(0, fmpq(1))], [atom(("I", ("i",)))], fmpq(0))
+    assert mag == {1: fmpq(1), 0: fmpq(0)} and values is None and integer is True
+    mag, values, integer = run.ffn_range([(0, fmpq(1, 2))], [atom(("I", ("i",)))], fmpq(0))
+    assert values is None and integer is False

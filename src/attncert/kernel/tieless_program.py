@@ -572,9 +572,7 @@ def derive(model: Model) -> Derived:
     """H1–H3 for every length, or :class:`NotDerived` naming what leaves the rules."""
     sym, run = symbolic_run(model)
     ys = list(sym.layers[-1])
-    r = model.readout
-    if r.pooled or r.lm_weight is not None:
-        raise NotDerived("the readout pools or has an LM head (H3 reads one position)")
+    r = model.readout  # one position: a mean readout is among model.extensions, refused
     logit = add(
         const(_exact(r.bias)),
         *(scale(ys[c], _exact(w)) for c, w in enumerate(r.weight) if w != 0),
