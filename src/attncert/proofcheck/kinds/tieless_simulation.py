@@ -35,7 +35,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -134,15 +133,9 @@ def _exact(x: Any) -> Fraction:
 
 def _decimal_up(x: Fraction) -> str:
     """The smallest decimal with ``DIGITS`` significant digits that is ≥ x > 0."""
-    k = 0
-    while Fraction(10) ** k > x:
-        k -= 1
-    while Fraction(10) ** (k + 1) <= x:
-        k += 1
-    scale = Fraction(10) ** (k - DIGITS + 1)
-    q = x / scale
-    digits = -(-q.numerator // q.denominator)  # ceiling
-    return str(Decimal(digits).scaleb(k - DIGITS + 1))
+    from attncert.compile.tieless_all_lengths import decimal_up
+
+    return decimal_up(x, DIGITS)
 
 
 def _readout_l1(model: Any) -> Fraction:
