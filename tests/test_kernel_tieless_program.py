@@ -306,3 +306,49 @@ def test_an_unbounded_integer_ffn_output_keeps_a_magnitude_bound(hard) -> None:
     assert mag == {1: fmpq(1), 0: fmpq(0)} and values is None and integer is True
     mag, values, integer = run.ffn_range([(0, fmpq(1, 2))], [atom(("I", ("i",)))], fmpq(0))
     assert values is None and integer is False
+
+
+@pytest.mark.parametrize(
+    ("formula", "alphabet", "regime"),
+    [
+        ("Q_1", "01", "unbounded"),
+        ("prev Q_1", "01", "unbounded"),
+        ("prev Q_1", "01", "future-masked-unbounded"),
+        ("first", "ab", "temperature"),
+    ],
+)
+def test_derived_facts_of_other_compiled_models_hold_on_every_short_input(
+    formula, alphabet, regime
+) -> None:
+    """Soundness on models the rules were not written for: compiled constructions made
+    average-hard. Whatever derive proves (gap, activation bound, logit values) must hold on
+    every input of length ≤ 6, exactly."""
+    from attncert.compile import compile_formula
+    from attncert.compile.tieless import to_average_hard
+
+    model = to_average_hard(compile_formula(formula, regime=regime, alphabet=alphabet))
+    der = derive(model)
+    report = check_uniform_tieless(model, 6)
+    assert report.first_tie is None
+    for rep in report.lengths:
+        big_n = model.n_tokens(rep.n)
+        assert rep.min_gap is None or rep.min_gap >= _fr(der.gap)
+        assert rep.activation_bound <= sum(_fr(c) * big_n**k for k, c in der.activation)
+    logits = {_fr(v) for v in der.logits}
+    for s in _strings(model, 6):
+        assert forward_exact(model, s).logit_fraction() in logits, s
+
+
+@pytest.mark.parametrize(
+    ("formula", "alphabet", "regime", "reason"),
+    [
+        ("Q_a S Q_b", "ab", "unbounded", "L1H0: its scores fit neither ARG-A nor ARG-B"),
+        ("ODD(#<[Q_1])", "01", "unbounded", "positional feature '(-1)^i' has no rule (EMB)"),
+    ],
+)
+def test_compiled_models_outside_the_rules_are_refused(formula, alphabet, regime, reason):
+    from attncert.compile import compile_formula
+    from attncert.compile.tieless import to_average_hard
+
+    model = to_average_hard(compile_formula(formula, regime=regime, alphabet=alphabet))
+    assert _refused(model) == reason
