@@ -290,6 +290,8 @@ def test_piecewise_needs_one_common_integer_form() -> None:
     z = atom(("I", ("i",)))
     w = atom(("N",))
     assert _piecewise([(add(z, w), fmpq(1)), (scale(z, 2), fmpq(1))], fmpq(0)) is None
+    # ReLU(z + w) − ReLU(z): flat at both ends, yet no function of one integer form
+    assert _piecewise([(add(z, w), fmpq(1)), (z, fmpq(-1))], fmpq(0)) is None
     # ReLU(z) − ReLU(z − 1) over the integers is {0, 1}; with the free part ignored it would
     # be the single value ReLU(0) − ReLU(−1) = 0
     vals = _piecewise([(z, fmpq(1)), (add(z, const(-1)), fmpq(-1))], fmpq(0))
