@@ -12,6 +12,7 @@ a lowered β and out-of-class models are refused."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from flint import arb
+from flint import arb, fmpq
 
 from attncert.compile.dyck import analytic_report, program_facts
 from attncert.compile.tieless import error_bound
@@ -92,19 +93,52 @@ def test_dyck2_simulation_is_certified_from_three_tokens_on(cert, soft) -> None:
     assert cert["hypotheses_derived"] is False and r.derived is None
 
 
+@pytest.mark.parametrize("which", ["stated", "derived"])
 @pytest.mark.parametrize("big_n", [3, 4, 5, 8, 17, 64, 1025, 10**6])
-def test_majorant_dominates_the_per_length_recursion(cert, hard, soft, big_n) -> None:
+def test_majorant_dominates_the_per_length_recursion(
+    cert, derived_cert, hard, soft, big_n, which
+) -> None:
     """(1) At every sampled N ≥ N₀ the last majorant C·N^a is ≥ the per-length bound of
-    compile.tieless.error_bound with the same hypotheses and the soft model's β(N)."""
-    c, a = K.q_of(cert["steps"][-1]["coef"], "c"), K.q_of(cert["steps"][-1]["power"], "a")
+    compile.tieless.error_bound (written independently) with the same hypotheses and the
+    soft model's β(N); at N = N₀ it is within a factor 2 of it (the majorant is tight
+    there: a bound made looser is caught)."""
+    c0 = cert if which == "stated" else derived_cert
+    y = K.q_of(c0["facts"]["activation"]["coef"], "y")
+    c, a = K.q_of(c0["steps"][-1]["coef"], "c"), K.q_of(c0["steps"][-1]["power"], "a")
     majorant = K._a(c) * arb(big_n) ** K._a(a)
-    n = big_n - 1  # BOS
-    rep = analytic_report(hard, n)
+    rep = analytic_report(hard, big_n - 1)  # BOS
     assert rep.activation_bound == big_n**3
+    rep = dataclasses.replace(rep, activation_bound=Fraction(int(y.p), int(y.q)) * big_n**3)
     beta = soft.layers[1].heads[0].temperature(big_n)
     per_n = error_bound(hard, rep, beta)
     assert per_n is not None
     assert per_n.upper() <= majorant.lower(), (big_n, per_n, majorant)
+    if big_n == c0["n0_tokens"]:
+        assert majorant.upper() <= 2 * per_n.lower()
+
+
+def _layer(qk: int, ov: int, gain: int = 0, residual: bool = True) -> K.LayerNorms:
+    return K.LayerNorms((K.HeadNorms(fmpq(qk), fmpq(ov)),), fmpq(gain), residual)
+
+
+def test_layer_step_by_hand() -> None:
+    """Lemmas 24–25 for one layer, against a hand computation: e ≤ 2¹⁰⁰·N⁻¹⁰⁰ (= 1 at
+    N₀ = 2), Y = 2, γ = 100, κ = 1, one head with ‖W_QᵀW_K‖ = 2, ‖W_OW_V‖ = 1.
+    η ≤ 2(2·2·2¹⁰⁰N⁻¹⁰⁰ + 2²⁰⁰N⁻²⁰⁰) ≤ 10·2¹⁰⁰·N⁻¹⁰⁰ = 10 at N₀, so m₀ = 100 − 20 = 80 and
+    ω ≤ N^{1−80}; the head adds 2¹⁰⁰N⁻¹⁰⁰ + 4N⁻⁷⁹, the residual 2¹⁰⁰N⁻¹⁰⁰ again:
+    (2·2¹⁰⁰·2⁻²¹ + 4)·N⁻⁷⁹ for every N ≥ 2. Without the residual and with an FFN of gain 3:
+    3·(2¹⁰⁰·2⁻²¹ + 4)·N⁻⁷⁹."""
+    facts = K.Facts(fmpq(100), fmpq(2), fmpq(0), fmpq(1, 2))
+    prev = K.Majorant(fmpq(2) ** 100, fmpq(-100))
+    c, a = K.layer_step(prev, _layer(2, 1), facts, arb(1), 2, "L")
+    assert a == -79
+    assert (c - (2 * arb(2) ** 79 + 4)).abs_upper() < arb(2) ** -40 * c
+    c, a = K.layer_step(prev, _layer(2, 1, gain=3, residual=False), facts, arb(1), 2, "L")
+    assert a == -79
+    assert (c - 3 * (arb(2) ** 79 + 4)).abs_upper() < arb(2) ** -40 * c
+    # a uniform head (W_QᵀW_K = 0) only carries the error: no ω term
+    c, a = K.layer_step(prev, _layer(0, 1), facts, arb(1), 2, "L")
+    assert a == -100 and (c - 2 * arb(2) ** 100).abs_upper() < 1
 
 
 def test_the_float_softmax_logit_is_within_the_certified_bound(cert, hard, soft) -> None:
@@ -389,3 +423,127 @@ def test_cli_refutes_a_simulation_whose_temperature_is_too_low(tmp_path, capsys)
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("REFUTED: no all-length statement")
     assert "at n = 2 the softmax model decides '()' differently from the program" in last
+
+
+# ----- rejected reports and refusals name what they refuse -----------------------------------
+
+
+def test_a_rejected_report_keeps_n0_and_the_margin(cert, soft) -> None:
+    bad = copy.deepcopy(cert)
+    bad["final_bound"] = "1/3"
+    r = K.check(bad, soft)
+    assert r.accepted is False and r.n0 == 3 and r.limit == fmpq(1, 2) and r.bound is None
+    ok = K.check(cert, soft)
+    assert ok.accepted is True and ok.limit == fmpq(1, 2)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda c: c.update(n0_tokens="3"), "n0_tokens: '3' is not an integer ≥ 2"),
+        (lambda c: c.update(n0_tokens=True), "n0_tokens: True is not an integer ≥ 2"),
+        (lambda c: c.pop("facts"), "facts: missing: {gap, activation: {coef, power}, margin}"),
+        (
+            lambda c: c["facts"]["activation"].update(power="x"),
+            "facts.activation.power: 'x' is not a rational",
+        ),
+        (
+            lambda c: c.update(final_bound=0.5),
+            "final_bound: 0.5 is not a rational (a string such as '3/2' or an integer)",
+        ),
+    ],
+)
+def test_malformed_fields_are_named(cert, soft, edit, reason) -> None:
+    bad = copy.deepcopy(cert)
+    edit(bad)
+    assert _reject(bad, soft) == reason
+
+
+def _temperature(model, **temp):
+    d = model_to_dict(model)
+    for layer in d["layers"]:
+        for h in layer["heads"]:
+            h["temperature"] = temp
+    return model_from_dict(d)
+
+
+def test_temperature_and_head_kinds_are_named(cert, soft, hard) -> None:
+    neg = _temperature(soft, coef=20.59375, n_power=-1.0, log_power=1.0)
+    assert _reject(cert, neg) == (
+        "temperature: β(N) = 659/32·N^-1·log(N)^1: needs c > 0, p ≥ 0, q ≥ 0"
+    )
+    assert _reject(cert, hard).startswith(
+        "model.layers[0].heads[0]: kind average: Theorem 26's simulation is softmax"
+    )
+    d = model_to_dict(soft)
+    d["layers"][2]["heads"][0]["temperature"]["coef"] = 30.0
+    assert _reject(cert, model_from_dict(d)) == (
+        "model: the heads have 2 temperatures, the argument needs one"
+    )
+
+
+def test_a_small_coefficient_with_a_growing_power_is_accepted(soft, hard) -> None:
+    """β(N) = 1·N·log N: c = 1 is allowed (c > 0), and κ = c·N₀ makes the tail close."""
+    fast = _temperature(soft, coef=1.0, n_power=1.0, log_power=1.0)
+    cert = all_lengths_certificate(fast, program_facts(hard))
+    assert K.check(cert, fast).accepted
+
+
+def _truncated(soft, layers: int, coord: str):
+    """The first ``layers`` layers of the Dyck-2 simulation, reading ``coord`` − ½."""
+    d = model_to_dict(soft)
+    d["layers"] = d["layers"][:layers]
+    w = [0.0] * len(d["readout"]["weight"])
+    w[soft.meta["coordinates"].index(coord)] = 1.0
+    d["readout"]["weight"] = w
+    return model_from_dict(d)
+
+
+def test_an_exactly_zero_error_is_certified_with_bound_zero(soft, hard) -> None:
+    """Uniform heads only (layer 0): softmax = average exactly, the final bound is 0."""
+    model = _truncated(soft, 1, "one")
+    cert = all_lengths_certificate(model, program_facts(hard))
+    assert cert["final_bound"] == "0" and cert["steps"] == [{"coef": "0", "power": None}]
+    assert K.check(cert, model).accepted
+
+
+def test_a_last_layer_error_that_grows_with_n_is_refused(soft, hard) -> None:
+    """Layers 0–1 at β = 3·log N: the lookups' error ≤ C·N^{3+1−3} = C·N grows; no bound
+    for every N, whatever C."""
+    from attncert.compile.tieless_all_lengths import _fr, decimal_up, power_up
+
+    model = _with_coef(_truncated(soft, 2, "one"), 3.0)
+    facts = K._facts({"facts": program_facts(hard)})
+    beta, norms = K.structure(model)
+    prev, steps = K.Majorant(fmpq(0), None), []
+    for ln in norms:
+        got = K.layer_step(prev, ln, facts, beta.kappa(3), 3, "L")
+        if got is None:
+            steps.append({"coef": "0", "power": None})
+            continue
+        c, a = got
+        steps.append({"coef": decimal_up(_fr(K.up(c))), "power": power_up(a)})
+        prev = K.Majorant(K.q_of(steps[-1]["coef"], "c"), K.q_of(steps[-1]["power"], "a"))
+    assert prev.power == 1
+    bad = {"kind": K.PROOF_KIND, "n0_tokens": 3, "facts": program_facts(hard)}
+    bad |= {"hypotheses_derived": False, "steps": steps, "final_bound": "1/4"}
+    assert _reject(bad, model) == (
+        "steps[1].power: the last layer's error grows like N^1: no bound for every N"
+    )
+
+
+def test_reject_keeps_field_and_reason() -> None:
+    err = K.Reject("steps[2].coef", "too small")
+    assert (err.field, err.reason, str(err)) == (
+        "steps[2].coef",
+        "too small",
+        "steps[2].coef: too small",
+    )
+
+
+def test_kappa_refusal_names_the_condition(cert, soft) -> None:
+    slow = _temperature(soft, coef=20.0, n_power=0.0, log_power=0.5)
+    assert _reject(cert, slow) == (
+        "temperature: β(N) = 20·N^0·log(N)^1/2: β(N)/log N is not non-decreasing from N₀ = 3 "
+        "on (p·log N₀ ≥ 1 − q fails), so e^{−β·m} has no power-law bound N^{−κm}"
+    )
