@@ -547,3 +547,20 @@ def test_kappa_refusal_names_the_condition(cert, soft) -> None:
         "temperature: β(N) = 20·N^0·log(N)^1/2: β(N)/log N is not non-decreasing from N₀ = 3 "
         "on (p·log N₀ ≥ 1 − q fails), so e^{−β·m} has no power-law bound N^{−κm}"
     )
+
+
+def test_a_score_error_growing_with_n_is_refused_at_its_head(soft, hard) -> None:
+    """β = 3·log N on the whole program: layer 1's error grows like N, so layer 2's score
+    error η grows like N⁴ — no margin for every N; the refusal names the head."""
+    model = _with_coef(soft, 3.0)
+    facts = K._facts({"facts": program_facts(hard)})
+    beta, norms = K.structure(model)
+    prev = K.Majorant(fmpq(0), None)
+    with pytest.raises(K.Reject) as err:
+        for li, ln in enumerate(norms):
+            got = K.layer_step(prev, ln, facts, beta.kappa(3), 3, f"model.layers[{li}]")
+            if got is not None:
+                prev = K.Majorant(K.up(got[0]), got[1])
+    assert str(err.value) == (
+        "model.layers[2].heads[0]: the score error η grows like N^4 (> 0): no margin for every N"
+    )
