@@ -83,17 +83,79 @@ def rank_tuples(
     key = h.digest()
     got = _MEMO.get(key)
     if got is None:
-        got = _MEMO[key] = _rank(model, layer_index, tables, top)
+        last = (model.digest, layer_index)
+        prev = _LAST.get(last)
+        only = (
+            None
+            if prev is None
+            else _still_open(tables, *prev, len(model.layers[layer_index - 1].heads))
+        )
+        got = _MEMO[key] = _rank(model, layer_index, tables, top, only)
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
+        _LAST.pop(last, None)
+        _LAST[last] = (
+            tables,
+            {(tr.head, tr.position, tables[tr.position].values[tr.value]) for tr in got},
+        )
+        while len(_LAST) > _MEMO_SIZE:
+            _LAST.pop(next(iter(_LAST)))
     else:
         _MEMO.move_to_end(key)
     return list(got)
 
 
+# the tables and open tuples (head, position, value row) of the last ranking of a layer
+_LAST: dict[tuple[str, int], tuple[tuple[Table, ...], set[tuple[int, int, int]]]] = {}
+
+
+def _still_open(
+    tables: tuple[Table, ...],
+    old: tuple[Table, ...],
+    open_before: set[tuple[int, int, int]],
+    heads: int,
+) -> np.ndarray | None:
+    """Which query rows (per head) may be open, given the open tuples of an earlier
+    ranking of the same layer on ``old`` tables — or None (rank every row) unless each
+    new table keeps a subset of its old values with the same float rows.
+
+    A tuple closed before stays closed (S1 Lemma 10's monotonicity, exactly in floats):
+    its query row is the same float vector; every constant key stays constant with the
+    same float row, so the blocker's score can only rise (and a blocker at equal score
+    is at least as far on the head's side), and every non-constant key keeps a subset
+    of its float rows, so its best score can only fall."""
+    if len(tables) != len(old):
+        return None
+    flags: list[bool] = []
+    for j, (t, o) in enumerate(zip(tables, old, strict=True)):
+        if t is not o:
+            slot = {v: z for z, v in enumerate(o.values)}
+            where = [slot.get(v, -1) for v in t.values]
+            if -1 in where or not np.array_equal(t.floats, o.floats[where]):
+                return None
+        flags.extend((h, j, v) in open_before for h in range(heads) for v in t.values)
+    # flags is position-major (position, head, value): reorder to (head, row)
+    out = np.zeros((heads, sum(len(t.values) for t in tables)), dtype=bool)
+    r = i = 0
+    for t in tables:
+        nv = len(t.values)
+        for h in range(heads):
+            out[h, r : r + nv] = flags[i : i + nv]
+            i += nv
+        r += nv
+    return out
+
+
 def _rank(
-    model: Model, layer_index: int, tables: tuple[Table, ...], top: int
+    model: Model,
+    layer_index: int,
+    tables: tuple[Table, ...],
+    top: int,
+    only: np.ndarray | None = None,
 ) -> list[TupleRanking]:
+    """The rankings of :func:`rank_tuples`; ``only`` (heads × rows), when given, marks the
+    query rows that may be open — the others are known to be closed (:func:`_still_open`)
+    and are not scored."""
     layer = model.layers[layer_index - 1]
     n_tok = len(tables)
     owner = np.concatenate(
@@ -124,10 +186,10 @@ def _rank(
         k_slots = [kf[nc_index[:, t]].T.copy() for t in range(rmax)]
         k_c = kf[const_rows].T.copy()
         del nc_rows
-        R = len(owner)
+        cand = np.arange(len(owner)) if only is None else np.nonzero(only[h])[0]
         chunk = max(8, _ENTRIES // max(1, len(nc_pos)))
-        for c0 in range(0, R, chunk):
-            rows = np.arange(c0, min(R, c0 + chunk))
+        for c0 in range(0, len(cand), chunk):
+            rows = cand[c0 : c0 + chunk]
             qpos = owner[rows]
             qr = qf[rows]
             sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
