@@ -37,9 +37,9 @@ def test_incremental_ranking_equals_the_full_one(monkeypatch, layers, heads, see
     partial = []
     orig = ranking._rank
 
-    def spy(model, layer_index, tables, top, only=None):
-        partial.append(only is not None)
-        return orig(model, layer_index, tables, top, only)
+    def spy(model, layer_index, tables, top, bound=None):
+        partial.append(bound is not None)
+        return orig(model, layer_index, tables, top, bound)
 
     monkeypatch.setattr(ranking, "_rank", spy)
     for fix in CHAIN:
@@ -54,11 +54,13 @@ def test_incremental_ranking_equals_the_full_one(monkeypatch, layers, heads, see
     # back to the coarsest restriction: not a refinement, every row is scored again
     tabs = _restrict_all(tables, Restriction.free(model.alphabet, n))
     monkeypatch.setattr(ranking, "_MEMO", type(ranking._MEMO)())
-    assert ranking._still_open(tabs, *ranking._LAST[(model.digest, 1)], heads) is None
+    assert ranking._bounds_from(tabs, *ranking._LAST[(model.digest, 1)], heads) is None
     assert ranking.rank_tuples(model, 1, tabs, top=8) == ranking._rank(model, 1, tabs, 8)
 
 
 def test_only_the_rows_given_are_ranked():
+    """Rows bounded by −inf are taken as closed (not scored); without constant keys no
+    row is closed by its bound."""
     import numpy as np
 
     model = random_model(1, 2, 8, seed=3)
@@ -67,9 +69,9 @@ def test_only_the_rows_given_are_ranked():
     tabs = _restrict_all(initial_tables(model, rho), rho)
     full = ranking._rank(model, 1, tabs, 8)
     rows = sum(len(t.values) for t in tabs)
-    only = np.zeros((2, rows), dtype=bool)
-    only[1, ::3] = True
-    part = ranking._rank(model, 1, tabs, 8, only)
+    bound = np.full((2, rows), -np.inf)  # −inf: known closed, not scored
+    bound[1, ::3] = np.inf
+    part = ranking._rank(model, 1, tabs, 8, bound)
     starts = np.cumsum([0] + [len(t.values) for t in tabs])
-    assert part == [tr for tr in full if only[tr.head, starts[tr.position] + tr.value]]
+    assert part == [tr for tr in full if bound[tr.head, starts[tr.position] + tr.value] > 0]
     assert part and len(part) < len(full)

@@ -85,19 +85,13 @@ def rank_tuples(
     if got is None:
         last = (model.digest, layer_index)
         prev = _LAST.get(last)
-        only = (
-            None
-            if prev is None
-            else _still_open(tables, *prev, len(model.layers[layer_index - 1].heads))
-        )
-        got = _MEMO[key] = _rank(model, layer_index, tables, top, only)
+        heads = len(model.layers[layer_index - 1].heads)
+        bound = None if prev is None else _bounds_from(tables, *prev, heads)
+        got = _MEMO[key] = _rank(model, layer_index, tables, top, bound)
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
         _LAST.pop(last, None)
-        _LAST[last] = (
-            tables,
-            {(tr.head, tr.position, tables[tr.position].values[tr.value]) for tr in got},
-        )
+        _LAST[last] = (tables, {_open_key(tr, tables): _window(tr) for tr in got})
         while len(_LAST) > _MEMO_SIZE:
             _LAST.pop(next(iter(_LAST)))
     else:
@@ -105,42 +99,71 @@ def rank_tuples(
     return list(got)
 
 
-# the tables and open tuples (head, position, value row) of the last ranking of a layer
-_LAST: dict[tuple[str, int], tuple[tuple[Table, ...], set[tuple[int, int, int]]]] = {}
+# the last ranking of a layer: its tables and, per open tuple (head, position, value
+# row), the ranked window (positions, best scores), the cutoff and the blocker's score
+Window = tuple[tuple[int, ...], tuple[float, ...], float, float]
+_LAST: dict[tuple[str, int], tuple[tuple[Table, ...], dict[tuple[int, int, int], Window]]] = {}
 
 
-def _still_open(
+def _open_key(tr: TupleRanking, tables: tuple[Table, ...]) -> tuple[int, int, int]:
+    return (tr.head, tr.position, tables[tr.position].values[tr.value])
+
+
+def _window(tr: TupleRanking) -> Window:
+    return (
+        tuple(k.position for k in tr.keys),
+        tuple(k.best for k in tr.keys),
+        tr.cutoff,
+        tr.blocker_score,
+    )
+
+
+def _bounds_from(
     tables: tuple[Table, ...],
     old: tuple[Table, ...],
-    open_before: set[tuple[int, int, int]],
+    windows: dict[tuple[int, int, int], Window],
     heads: int,
 ) -> np.ndarray | None:
-    """Which query rows (per head) may be open, given the open tuples of an earlier
-    ranking of the same layer on ``old`` tables — or None (rank every row) unless each
-    new table keeps a subset of its old values with the same float rows.
+    """Per head and query row, an upper bound on the float score of every key that is
+    non-constant in ``tables`` (−inf: the tuple is certainly closed; it is not scored),
+    from the layer's previous ranking on ``old`` tables — or None (rank every row) unless
+    each new table keeps a subset of its old values with the same float rows.
 
-    A tuple closed before stays closed (S1 Lemma 10's monotonicity, exactly in floats):
-    its query row is the same float vector; every constant key stays constant with the
-    same float row, so the blocker's score can only rise (and a blocker at equal score
-    is at least as far on the head's side), and every non-constant key keeps a subset
-    of its float rows, so its best score can only fall."""
+    Under that refinement, exactly in floats (S1 Lemma 10's monotonicity): a query row is
+    the same float vector; a constant key stays constant with the same float row, so the
+    blocker's score can only rise (and a blocker at equal score is at least as far on the
+    head's side); a non-constant key keeps a subset of its float rows, so its best score M
+    can only fall. Hence a tuple closed before stays closed, and an open one's non-constant
+    keys score at most: the first key of its old window that is still non-constant, or
+    else the old cutoff (every key left out of the window), or the old blocker's score
+    (every key that did not beat it). A row is scored in full unless its bound is below
+    the new blocker (:func:`_rank`)."""
     if len(tables) != len(old):
         return None
-    flags: list[bool] = []
+    const = [t.is_constant for t in tables]
+    ub: list[float] = []
     for j, (t, o) in enumerate(zip(tables, old, strict=True)):
         if t is not o:
             slot = {v: z for z, v in enumerate(o.values)}
             where = [slot.get(v, -1) for v in t.values]
             if -1 in where or not np.array_equal(t.floats, o.floats[where]):
                 return None
-        flags.extend((h, j, v) in open_before for h in range(heads) for v in t.values)
-    # flags is position-major (position, head, value): reorder to (head, row)
-    out = np.zeros((heads, sum(len(t.values) for t in tables)), dtype=bool)
+        for h in range(heads):
+            for v in t.values:
+                w = windows.get((h, j, v))
+                if w is None:
+                    ub.append(-np.inf)
+                    continue
+                pos, best, cutoff, blocker = w
+                b = next((s for m, s in zip(pos, best, strict=True) if not const[m]), cutoff)
+                ub.append(max(b, cutoff, blocker))
+    # ub is position-major (position, head, value): reorder to (head, row)
+    out = np.empty((heads, sum(len(t.values) for t in tables)))
     r = i = 0
     for t in tables:
         nv = len(t.values)
         for h in range(heads):
-            out[h, r : r + nv] = flags[i : i + nv]
+            out[h, r : r + nv] = ub[i : i + nv]
             i += nv
         r += nv
     return out
@@ -151,11 +174,11 @@ def _rank(
     layer_index: int,
     tables: tuple[Table, ...],
     top: int,
-    only: np.ndarray | None = None,
+    bound: np.ndarray | None = None,
 ) -> list[TupleRanking]:
-    """The rankings of :func:`rank_tuples`; ``only`` (heads × rows), when given, marks the
-    query rows that may be open — the others are known to be closed (:func:`_still_open`)
-    and are not scored."""
+    """The rankings of :func:`rank_tuples`; ``bound`` (heads × rows), when given, bounds
+    each query row's float score against every non-constant key (:func:`_bounds_from`):
+    a row whose bound is below its blocker's score is closed and not scored in full."""
     layer = model.layers[layer_index - 1]
     n_tok = len(tables)
     owner = np.concatenate(
@@ -186,19 +209,13 @@ def _rank(
         k_slots = [kf[nc_index[:, t]].T.copy() for t in range(rmax)]
         k_c = kf[const_rows].T.copy()
         del nc_rows
-        cand = np.arange(len(owner)) if only is None else np.nonzero(only[h])[0]
+        cand = np.arange(len(owner)) if bound is None else np.nonzero(bound[h] > -np.inf)[0]
         chunk = max(8, _ENTRIES // max(1, len(nc_pos)))
         for c0 in range(0, len(cand), chunk):
             rows = cand[c0 : c0 + chunk]
             qpos = owner[rows]
             qr = qf[rows]
-            sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
             vis = head.mask.rows(qpos, n_tok)  # None: every key visible
-            if vis is not None:
-                sc = [np.where(vis[:, nc_pos], x, -np.inf) for x in sc]
-            m_nc = sc[0] if rmax == 1 else np.maximum(sc[0], sc[1])
-            for x in sc[2:]:
-                np.maximum(m_nc, x, out=m_nc)
             if len(const_pos):
                 cs = qr @ k_c
                 if vis is not None:
@@ -208,9 +225,23 @@ def _rank(
                 else:
                     cb = np.argmax(cs, axis=1)
                 cbest = cs[np.arange(len(rows)), cb]
+                if bound is not None:  # rows whose every key scores below the blocker
+                    keep = ~(bound[h, rows] < cbest)
+                    if not keep.all():
+                        rows, qpos, qr = rows[keep], qpos[keep], qr[keep]
+                        cb, cbest = cb[keep], cbest[keep]
+                        vis = None if vis is None else vis[keep]
+                        if not len(rows):
+                            continue
             else:
                 cb = np.zeros(len(rows), dtype=np.int64)
                 cbest = np.full(len(rows), -np.inf)
+            sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
+            if vis is not None:
+                sc = [np.where(vis[:, nc_pos], x, -np.inf) for x in sc]
+            m_nc = sc[0] if rmax == 1 else np.maximum(sc[0], sc[1])
+            for x in sc[2:]:
+                np.maximum(m_nc, x, out=m_nc)
             # keys that beat the blocker, ties decided by the head's rule: first every key
             # scoring ≥ the blocker (masked keys are −inf and stay out), then the exact
             # ties that lose by position, in the open rows only
