@@ -195,6 +195,8 @@ def _rank(
         return out
     vor = [t.value_of_row for t in tables]
     ident = [v == tuple(range(len(v))) for v in vor]
+    n_vals = [len(v) for v in vor]
+    NEG = -np.inf
 
     def one_head(h: int, head) -> list[TupleRanking]:
         out_h: list[TupleRanking] = []
@@ -296,7 +298,10 @@ def _rank(
                 [x[open_rows[:, None], part[:, :top]] for x in sc], axis=2
             )  # (open, ranked, rmax)
             # objects for the consumers (Stages 2–3), from plain lists
-            vals_l, pos_l, sc_l = vals.tolist(), ranked_pos.tolist(), row_sc.tolist()
+            # (flat lists: nested ones cost more than the objects built from them)
+            w, kw = ranked_pos.shape[1], vals.shape[1]
+            vals_l, pos_l = vals.ravel().tolist(), ranked_pos.ravel().tolist()
+            sc_l = row_sc.ravel().tolist()
             q_l = qrows.tolist()
             own_l = owner[qrows].tolist()
             first_l = starts[owner[qrows]].tolist()
@@ -307,14 +312,16 @@ def _rank(
             cut_l = cutoff.tolist()
             for t in range(len(open_rows)):
                 keys = []
-                vs, scs_t = vals_l[t], sc_l[t]
-                for j, m in enumerate(pos_l[t]):
-                    v = vs[j]
-                    if v == -np.inf:
+                for j in range(w):
+                    v = vals_l[t * kw + j]
+                    if v == NEG:
                         break
-                    scs = scs_t[j]
+                    m = pos_l[t * w + j]
+                    b = (t * w + j) * rmax
                     row_scores = (
-                        tuple(scs[: len(vor[m])]) if ident[m] else tuple(scs[x] for x in vor[m])
+                        tuple(sc_l[b : b + n_vals[m]])
+                        if ident[m]
+                        else tuple(sc_l[b + x] for x in vor[m])
                     )
                     keys.append(RankedKey(m, v, row_scores))
                 out_h.append(
