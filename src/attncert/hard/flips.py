@@ -26,8 +26,6 @@ import numpy as np
 from attncert.model.forward import embed, feed_forward, layer_norm
 from attncert.model.spec import AttentionKind, Mask, Model
 
-__implements__ = ("Hahn Theorem 1",)
-
 _UNIQUE = (AttentionKind.LEFTMOST, AttentionKind.RIGHTMOST)
 _BLOCK = 1 << 20  # scores held at once
 

@@ -90,8 +90,6 @@ def find_witness(
         logit = None if base is None else changed_logit(model, base, s)
         if logit is None:
             logit = float(forward(model, [s], keep_attention=False).logits[0])
-        else:
-            info["screened_from_base"] = info.get("screened_from_base", 0) + 1
         if abs(logit) > 1e-6 and (logit > 0) == ref:
             return None
         info["decisions"] += 1
