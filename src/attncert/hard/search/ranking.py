@@ -137,7 +137,13 @@ def _bounds_from(
     keys score at most: the first key of its old window that is still non-constant, or
     else the old cutoff (every key left out of the window), or the old blocker's score
     (every key that did not beat it). A row is scored in full unless its bound is below
-    the new blocker (:func:`_rank`)."""
+    the new blocker (:func:`_rank`).
+
+    ("Exactly" up to the last bit: a row's float product may round differently where the
+    row sits elsewhere in the matrix, so a float tie with the blocker can come out either
+    way, as it can between any two float passes. The ranking is a proposal — the collapse
+    decides every comparison exactly and the kernel re-checks it — and the rankings along
+    the pipeline's refinement chains equal the full ones in the tests.)"""
     if len(tables) != len(old):
         return None
     const = [t.is_constant for t in tables]
