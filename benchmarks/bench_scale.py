@@ -4,6 +4,7 @@
     python benchmarks/bench_scale.py --models default --ns 4096 16384 --json scale.json
     python benchmarks/bench_scale.py --zoo dyck1 parity       # trained zoo models, hardened
     python benchmarks/bench_scale.py --from-json scale.json   # re-print a saved run
+    python benchmarks/bench_scale.py --baseline-src /tmp/base/src ...  # A/B against a checkout
 
 Models: ``default`` = ``random_model(2, 2, 16, seed=0)`` (rational: exact arithmetic; the
 CLI's default model until issue 24, now ``zoo:random-L2-H2-d16``; the label is kept so
@@ -43,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-TARGETS = {"n_big": 16384, "seconds": 60.0, "n_ratio": 4096, "ratio": 3.0, "memory_mb": 2048.0}
+TARGETS = {"n_big": 16384, "seconds": 30.0, "n_ratio": 4096, "ratio": 3.0, "memory_mb": 2048.0}
 
 
 def standin_model(d_ff: int = 256, seed: int = 1, d: int = 64, heads: int = 2, mask: str = "none"):
@@ -135,7 +136,10 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     # a zoo model is certified for its own language (its meta names it), else PARITY
     lang = model.meta.get("language") if spec["model"] not in ("default",) else None
     lang = lang if isinstance(lang, str) else spec["language"]
+    import attncert
+
     rec: dict[str, Any] = {"model_name": model.name, "language": lang}
+    rec["package"] = os.path.dirname(attncert.__file__)
     t0 = time.perf_counter()
     cert = certify(model, n=n, language=lang, time_limit=spec["time_limit"])
     rec["seconds_wall"] = round(time.perf_counter() - t0, 3)
@@ -161,8 +165,12 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     return rec
 
 
-def _spawn(spec: dict[str, Any], timeout: float, blas: int) -> dict[str, Any]:
+def _spawn(
+    spec: dict[str, Any], timeout: float, blas: int, src: str | None = None
+) -> dict[str, Any]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas), OMP_NUM_THREADS=str(blas))
+    if src is not None:  # the attncert package of another checkout (--baseline-src)
+        env["PYTHONPATH"] = os.path.abspath(src)
     cmd = [sys.executable, os.path.abspath(__file__), "--cell", json.dumps(spec)]
     proc = subprocess.Popen(
         cmd,
@@ -188,7 +196,7 @@ def _spawn(spec: dict[str, Any], timeout: float, blas: int) -> dict[str, Any]:
 
 # ----- table ---------------------------------------------------------------------------
 HEADER = (
-    f"{'model':<16} {'n':>6} {'status':>8} {'search':>8} {'check':>8} {'total':>8} "
+    f"{'model':<16} {'n':>6} {'tree':>8} {'status':>8} {'search':>8} {'check':>8} {'total':>8} "
     f"{'fwd-trace':>9} {'fwd-lean':>8} {'ratio':>6} {'peak MB':>8} {'free':>6} arithmetic"
 )
 
@@ -212,7 +220,7 @@ def ratio(r: dict[str, Any]) -> float | None:
 
 def row(r: dict[str, Any]) -> str:
     return (
-        f"{r['model']:<16} {r['n']:>6} {r.get('status', '?'):>8} "
+        f"{r['model']:<16} {r['n']:>6} {r.get('tree', 'this'):>8} {r.get('status', '?'):>8} "
         f"{_f(r.get('seconds_search'), '8.2f')} {_f(r.get('seconds_check'), '8.2f')} "
         f"{_f(total(r), '8.2f')} {_f(r.get('forward_trace'), '9.2f')} "
         f"{_f(r.get('forward_lean'), '8.2f')} {_f(ratio(r), '6.2f')} "
@@ -224,6 +232,8 @@ def row(r: dict[str, Any]) -> str:
 def targets(records: list[dict[str, Any]]) -> list[str]:
     out = []
     for r in records:
+        if r.get("tree") == "baseline":
+            continue
         tot = total(r)
         if r["n"] == TARGETS["n_big"]:
             ok = tot is not None and tot <= TARGETS["seconds"]
@@ -249,7 +259,7 @@ def targets(records: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cell", help=argparse.SUPPRESS)
-    ap.add_argument("--models", nargs="+", default=["default", "standin-ff128", "standin-ff256"])
+    ap.add_argument("--models", nargs="*", default=["default", "standin-ff128", "standin-ff256"])
     ap.add_argument("--zoo", nargs="*", default=[], help="zoo models to add (hardened)")
     ap.add_argument("--ns", type=int, nargs="+", default=[1024, 4096, 16384])
     ap.add_argument("--language", default="parity")
@@ -262,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cell-timeout", type=float, default=900.0)
     ap.add_argument("--trace-max", type=int, default=4096, help="largest n for the Trace forward")
     ap.add_argument("--blas-threads", type=int, default=1)
+    ap.add_argument(
+        "--baseline-src",
+        metavar="DIR",
+        help="also run every cell with the attncert package in DIR (another checkout's src/), "
+        "alternating with this tree's, cell by cell",
+    )
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--from-json", metavar="PATH")
     args = ap.parse_args(argv)
@@ -298,9 +314,19 @@ def main(argv: list[str] | None = None) -> int:
                 "time_limit": args.time_limit,
                 "trace_max": args.trace_max,
             }
-            rec = {"model": name, "n": n, **_spawn(spec, args.cell_timeout, args.blas_threads)}
-            records.append(rec)
-            print(row(rec), flush=True)
+            trees: list[tuple[str, str | None]] = [("this", None)]
+            if args.baseline_src:
+                here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+                trees = [("baseline", args.baseline_src), ("this", here)]
+            for tree, src in trees:
+                got = _spawn(spec, args.cell_timeout, args.blas_threads, src)
+                rec = {"model": name, "n": n, "tree": tree, **got}
+                records.append(rec)
+                print(row(rec), flush=True)
+            if args.baseline_src:
+                b, t = total(records[-2]), total(records[-1])
+                if b and t:
+                    print(f"#   {name} n={n}: this / baseline = {t / b:.2f}", flush=True)
     lines = targets(records)
     for line in lines:
         print("# " + line)

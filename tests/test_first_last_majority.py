@@ -102,3 +102,30 @@ def test_majority_pair_at_large_n_is_fast_and_valid():
     a, b = separating_pair(Majority(), rho, S)
     assert Majority().contains(a) != Majority().contains(b)
     assert all(a[u] == b[u] for u in S) and rho.compatible(a) and rho.compatible(b)
+
+
+@pytest.mark.parametrize(
+    "lang", [Majority(), FirstLast(), language("parity")], ids=lambda x: x.name
+)
+def test_pairs_with_a_given_first_string_match_brute_force(lang):
+    """With ``base`` (a ρ-compatible string), a pair starting with it is returned iff a
+    partner exists (brute force over the completions, n ≤ 5); otherwise the pair is any
+    pair, returned iff one exists."""
+    with_base = 0
+    for rho, S in _all_cases(5, free_symbols=("",)):
+        completions = list(rho.completions())
+        for base in completions[:: max(1, len(completions) // 3)]:
+            pair = separating_pair(lang, rho, S, base=base)
+            partner = any(
+                all(s[u] == base[u] for u in S) and lang.contains(s) != lang.contains(base)
+                for s in completions
+            )
+            assert (pair is not None) == _brute_force_pair_exists(lang, rho, S)
+            if pair is None:
+                continue
+            a, b = pair
+            assert rho.compatible(a) and rho.compatible(b) and all(a[u] == b[u] for u in S)
+            assert lang.contains(a) != lang.contains(b)
+            assert (a == base) == partner, (str(rho), S, base, pair)
+            with_base += a == base
+    assert with_base > 100

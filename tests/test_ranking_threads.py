@@ -79,3 +79,27 @@ def test_the_command_pins_openblas_to_one_thread_unless_told():
     env["OPENBLAS_NUM_THREADS"] = "2"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "2"
+
+
+@pytest.mark.parametrize(("seed", "mask"), [(0, "none"), (1, "none")])
+def test_threaded_collapse_gives_the_sequential_captures(monkeypatch, seed, mask):
+    """The collapse analyzes a large layer's heads in threads: the captures and the
+    collapsed tables are the sequential ones."""
+    from attncert.hard import collapse
+    from attncert.hard.pipeline import certify
+    from attncert.hard.tables import evaluation
+
+    model = random_model(2, 2, 8, seed=seed, mask=mask)
+    cert = certify(model, n=64, language="parity", verify=False, witness=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    got = {}
+    for name, scale in (("sequential", 1), ("threaded", 1 << 40)):
+        monkeypatch.setattr(collapse, "_PARALLEL_SCALE", scale)
+        ev = evaluation(model)
+        tables = initial_tables(ev, cert.restrictions[0])
+        step = collapse.collapse_layer(ev, 1, tables, cert.restrictions[1])
+        got[name] = (
+            step.captures,
+            [(t.deps, t.value_of_row, t.keys, t.floats.tobytes()) for t in step.tables],
+        )
+    assert got["threaded"] == got["sequential"]

@@ -106,6 +106,34 @@ def test_first_last_is_certified_with_its_fixed_positions(first_last):
     assert any("fixed position(s) {1, 64}" in f for f in report.facts)
 
 
+def test_the_check_decides_each_named_string_once(first_last, monkeypatch):
+    """A string named by two claims (the witness's changed string is also a fixed
+    position's) is decided once by the check; every claim still gets its decision (a
+    tampered fixed-position decision on that very string is rejected)."""
+    import attncert.kernel.hard as kh
+
+    model, cert, _report, _a = first_last
+    calls: list[str] = []
+
+    def counting(m, s):
+        calls.append(s)
+        return decide(m, s)
+
+    monkeypatch.setattr(kh, "decide", counting)
+    base = cert.witness.strings[0]
+    named = [*cert.misclassified.strings, *cert.witness.strings]
+    named += [base[: f.position] + f.symbol + base[f.position + 1 :] for f in cert.fixed_dependence]
+    assert len(set(named)) < len(named)  # the case this is about
+    report = check(cert, model)
+    assert report.accepted and sorted(calls) == sorted(set(named))
+    fd = cert.fixed_dependence[0]
+    bad = dataclasses.replace(
+        cert, fixed_dependence=(dataclasses.replace(fd, decision=not fd.decision),)
+    )
+    f = check(bad, model).failures[0]
+    assert f.claim == "fixed_dependence" and "gives" in f.reason
+
+
 def test_a_witness_from_the_output_table():
     """When the decision depends on a free input, the witness is two ρ_L-compatible
     strings that differ only there (read off the collapsed output table)."""

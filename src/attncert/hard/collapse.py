@@ -37,6 +37,7 @@ from attncert.arith import enclose
 from attncert.arith.field import Number, escalate
 from attncert.arith.filter import Enclosed, row_bounds, score_pairs
 from attncert.arith.rows import RowGraph
+from attncert.arith.threads import map_heads
 from attncert.errors import AttncertError
 from attncert.hard.tables import (
     Evaluation,
@@ -56,6 +57,7 @@ __implements__ = (
     "Hahn S1 eq. (7)",
 )
 
+_PARALLEL_SCALE = 1  # tests raise it to force threads on small layers
 _ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
 
 
@@ -377,7 +379,12 @@ def collapse_layer(
     n_tok = len(tables)
     base = len(rho.symbols)
     lr = layer_rows(ev, li, tables)
-    captures = tuple(analyze_head(ev, li, hi, tables, lr) for hi in range(len(layer.heads)))
+    # heads are independent: on a large layer they are analyzed in threads (their float
+    # products release the GIL), kept in head order — the same captures either way
+    entries = len(lr.owner) ** 2 * _PARALLEL_SCALE
+    captures = tuple(
+        map_heads(lambda hi, _head: analyze_head(ev, li, hi, tables, lr), layer.heads, entries)
+    )
     deciders = [
         _Decider(ev, lr, li, hi, f"layers[{li}].heads[{hi}]") for hi in range(len(layer.heads))
     ]

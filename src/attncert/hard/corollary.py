@@ -26,8 +26,20 @@ from attncert.restriction import Restriction
 __implements__ = ("Hahn Corollary 2",)
 
 
-def separating_pair(lang: Language, rho: Restriction, S: tuple[int, ...]) -> tuple[str, str] | None:
-    """Two ρ-compatible strings agreeing on S with different membership, or None."""
+def separating_pair(
+    lang: Language, rho: Restriction, S: tuple[int, ...], base: str | None = None
+) -> tuple[str, str] | None:
+    """Two ρ-compatible strings agreeing on S with different membership, or None.
+
+    ``base``: a ρ-compatible string to pair with if one can (MAJORITY, PARITY and DFA
+    languages; the pair then starts with ``base``) — the certificate's witness string, so
+    that the checker decides one string fewer; otherwise any pair (a pair exists iff one
+    is returned, with or without ``base``)."""
+    usable = base is not None and len(base) == rho.n and set(base) <= set(rho.symbols)
+    if usable and rho.compatible(base):
+        partner = _partner(lang, rho, S, base)
+        if partner is not None:
+            return base, partner
     outside = [u for u in rho.free_positions if u not in set(S)]
     if isinstance(lang, Dyck):
         member = _dyck_member(lang, rho)
@@ -42,6 +54,35 @@ def separating_pair(lang: Language, rho: Restriction, S: tuple[int, ...]) -> tup
         return _majority_pair(rho, S)
     if isinstance(lang, Parity) or lang.is_regular:
         return _product(lang.as_dfa(), rho, set(S))
+    return None
+
+
+def _partner(lang: Language, rho: Restriction, S: tuple[int, ...], base: str) -> str | None:
+    """A ρ-compatible string agreeing with ``base`` on S with the other membership."""
+    if isinstance(lang, (Dyck, AnBn)):
+        return None
+    if isinstance(lang, Majority):
+        if not {"0", "1"} <= set(rho.symbols):
+            return None
+        in_s = set(S)
+        outside = [u for u in rho.free_positions if u not in in_s]
+        ones = base.count("1")
+        m0 = rho.n // 2 + 1  # a member has ≥ m0 ones
+        if ones >= m0:  # turn ones outside S into zeros until it is not
+            flip, to = [u for u in outside if base[u] == "1"][: ones - m0 + 1], "0"
+            need = ones - m0 + 1
+        else:
+            flip, to = [u for u in outside if base[u] == "0"][: m0 - ones], "1"
+            need = m0 - ones
+        if len(flip) < need:
+            return None
+        out = list(base)
+        for u in flip:
+            out[u] = to
+        return "".join(out)
+    if isinstance(lang, Parity) or lang.is_regular:
+        pair = _product(lang.as_dfa(), rho, set(S), left=base)
+        return None if pair is None else pair[1]
     return None
 
 
@@ -166,8 +207,11 @@ def _dyck1_member(lang: Dyck, rho: Restriction) -> str | None:
     return s if lang.contains(s) else None
 
 
-def _product(dfa: DFA, rho: Restriction, S: set[int]) -> tuple[str, str] | None:
-    """BFS over pairs of DFA states; positions in S read the same symbol in both runs."""
+def _product(
+    dfa: DFA, rho: Restriction, S: set[int], left: str | None = None
+) -> tuple[str, str] | None:
+    """BFS over pairs of DFA states; positions in S read the same symbol in both runs
+    (``left``: the first run reads this string)."""
     alphabet = rho.symbols
     start = (dfa.start, dfa.start)
     layer = {start: None}
@@ -176,7 +220,7 @@ def _product(dfa: DFA, rho: Restriction, S: set[int]) -> tuple[str, str] | None:
         syms = (rho.fixed[i],) if rho.fixed[i] is not None else alphabet
         nxt: dict[tuple[int, int], tuple[tuple[int, int], str, str]] = {}
         for p, q in layer:
-            for a in syms:
+            for a in syms if left is None else (left[i],):
                 pa = dfa.step(p, a)
                 if i in S or rho.fixed[i] is not None:
                     key = (pa, dfa.step(q, a))

@@ -307,10 +307,18 @@ def certify(
     rho = restrictions[-1]
     pos = model.readout.index(model.n_tokens(n))
     out_deps = decision_dependency(out)
+    found = None
+    if options.witness:
+        if progress:
+            progress("witness")
+        found = find_witness(model, rho, out, seed=options.seed)
     misclassified = None
     note = ""
     if lang is not None:
-        pair = separating_pair(lang, rho, out_deps)
+        # paired with the witness's first string when the language allows it: the checker
+        # then decides one string fewer
+        base = None if found is None or found.witness is None else found.witness.strings[0]
+        pair = separating_pair(lang, rho, out_deps, base=base)
         if pair is None:
             note = (
                 f"no two ρ_L-compatible strings agree on the output's dependency set and differ in "
@@ -324,11 +332,6 @@ def certify(
                 tuple(lang.contains(s) for s in pair),
                 decisions,  # type: ignore[arg-type]
             )
-    found = None
-    if options.witness:
-        if progress:
-            progress("witness")
-        found = find_witness(model, rho, out, seed=options.seed)
     deps_per_layer = [tuple(t.deps for t in tabs) for tabs in tables]
     stages = tuple(tr.pop("_stages") for tr in layer_traces)
     cert = Certificate(

@@ -87,7 +87,8 @@ def _sample_def19(events, tabs, free, base, q, delta, rng, draws) -> tuple[int, 
     for _ in range(draws):
         fixed = rng.random(len(free)) < float(q)
         syms = rng.integers(0, base, size=len(free))
-        val = {int(u): int(s) for u, s, f in zip(free, syms, fixed, strict=True) if f}
+        at = np.flatnonzero(fixed)
+        val = dict(zip(free[at].tolist(), syms[at].tolist(), strict=True))
         a0 = int(fixed.sum()) <= bound
         ax = True
         for heads in events:

@@ -37,6 +37,7 @@ import numpy as np
 
 from attncert.arith.field import Undecided
 from attncert.certificates.hard import FixedDependence, Witness
+from attncert.hard.flips import Base, base_pass, changed_logit
 from attncert.hard.output import OutputFunction
 from attncert.kernel.forward import decide
 from attncert.model.forward import forward, layer_norm
@@ -80,12 +81,15 @@ def find_witness(
         a = rho.complete({})
         da = out.decision([index[c] for c in a])
 
-    def run(s: str, ref: bool) -> bool | None:
+    def run(s: str, ref: bool, base: Base | None = None) -> bool | None:
         """The decision on ``s`` if it differs from ``ref``: screened by the float forward
-        pass (a string it clearly decides like the base is skipped), then decided by the
-        kernel's rigorous pass; None when equal or undecided."""
+        pass (from ``base``'s activations when ``s`` changes few of them,
+        :mod:`attncert.hard.flips`; a string it clearly decides like the base is skipped),
+        then decided by the kernel's rigorous pass; None when equal or undecided."""
         info["screened"] = info.get("screened", 0) + 1
-        logit = float(forward(model, [s], keep_attention=False).logits[0])
+        logit = None if base is None else changed_logit(model, base, s)
+        if logit is None:
+            logit = float(forward(model, [s], keep_attention=False).logits[0])
         if abs(logit) > 1e-6 and (logit > 0) == ref:
             return None
         info["decisions"] += 1
@@ -113,8 +117,11 @@ def find_witness(
         witness = Witness((a, a[: f.position] + f.symbol + a[f.position + 1 :]), (da, f.decision))
         info["found"] = "one fixed position of ρ_L changed"
     if witness is None:
-        for kind, s in _candidates(model.alphabet, rho.n, seed):
-            got = run(s, da)
+        repeated: dict[str, Base | None] = {}  # symbol → the activations of symbol * n
+        for kind, s, sym in _candidates(model.alphabet, rho.n, seed):
+            if sym is not None and sym not in repeated:
+                repeated[sym] = base_pass(model, sym * rho.n)
+            got = run(s, da, None if sym is None else repeated[sym])
             if got is not None:
                 witness = Witness((a, s), (da, got))
                 info["found"] = f"candidate string: {kind}"
@@ -128,7 +135,8 @@ def find_witness(
 
 def _flips(model, rho, a, da, run, max_flips, info) -> list[FixedDependence]:
     """Fixed positions of the attention support of ``a`` whose change flips ``da``."""
-    support = _support(model, a)
+    base = base_pass(model, a)
+    support = _support(model, a, base)
     info.setdefault("support", []).append(
         None if support is None else [u + 1 for u in support[: 2 * max_flips]]
     )
@@ -145,7 +153,7 @@ def _flips(model, rho, a, da, run, max_flips, info) -> list[FixedDependence]:
         for c in model.alphabet:
             if c == a[u]:
                 continue
-            got = run(a[:u] + c + a[u + 1 :], da)
+            got = run(a[:u] + c + a[u + 1 :], da, base)
             if got is not None:
                 out.append(FixedDependence(u, c, got))
                 break
@@ -171,22 +179,28 @@ def _table_pair(rho: Restriction, out: OutputFunction) -> tuple[str, str, bool, 
     return None
 
 
-def _support(model: Model, string: str, runners_up: int = 2) -> list[int] | None:
+def _support(
+    model: Model, string: str, base: Base | None = None, runners_up: int = 2
+) -> list[int] | None:
     """Input positions (0-based) that ``string``'s decision reads, most likely first: the
     *attention support* — the readout position and, layer by layer down to the input,
     the positions the hard heads attend to from the positions already read — then each
     such head's ``runners_up`` next-best keys (a key that loses the argmax may win it
     when its symbol changes). Float forward pass, untrusted; None for a pooled readout
-    or a model with softmax heads."""
+    or a model with softmax heads. ``base``: the string's activations, if computed."""
     if model.readout.pooled or not model.is_hard:
         return None
-    tr = forward(model, [string], keep_attention=False)
+    if base is None:
+        tr = forward(model, [string], keep_attention=False)
+        inputs = [tr.embeddings[0], *(lt.output[0] for lt in tr.layers)]
+    else:
+        inputs = [base.layer_input(li) for li in range(len(model.layers) + 1)]
     n_tok = model.n_tokens(len(string))
     need = {model.readout.index(n_tok)}
     near: dict[int, float] = {}
     for li in range(len(model.layers) - 1, -1, -1):
         layer = model.layers[li]
-        y = (tr.embeddings if li == 0 else tr.layers[li - 1].output)[0]
+        y = inputs[li]
         u = layer_norm(layer.norm1, y) if layer.pre_norm and layer.norm1 else y
         more = set()
         for head in layer.heads:
@@ -221,17 +235,19 @@ def _support(model: Model, string: str, runners_up: int = 2) -> list[int] | None
 
 
 def _candidates(alphabet: tuple[str, ...], n: int, seed: int):
-    """(kind, string) candidates for a second decision (module docstring, step 3)."""
+    """(kind, string, a) candidates for a second decision (module docstring, step 3);
+    ``a`` is set when the string is a·n with at most one position changed (screened from
+    the activations of a·n, :mod:`attncert.hard.flips`)."""
     rng = np.random.default_rng([seed, n])
     for a in alphabet:
-        yield f"{a!r} repeated", a * n
+        yield f"{a!r} repeated", a * n, a
     for a in alphabet:
         for b in alphabet:
             if a == b:
                 continue
             for where, u in (("first", 0), ("last", n - 1), ("middle", n // 2)):
-                yield f"one {b!r} ({where}) among {a!r}", a * u + b + a * (n - u - 1)
-            yield f"{a!r}{b!r} alternating", (a + b) * (n // 2) + a * (n % 2)
-            yield f"{a!r} then {b!r}", a * (n // 2) + b * (n - n // 2)
+                yield f"one {b!r} ({where}) among {a!r}", a * u + b + a * (n - u - 1), a
+            yield f"{a!r}{b!r} alternating", (a + b) * (n // 2) + a * (n % 2), None
+            yield f"{a!r} then {b!r}", a * (n // 2) + b * (n - n // 2), None
     for k in range(4):
-        yield f"random #{k}", "".join(rng.choice(list(alphabet), n))
+        yield f"random #{k}", "".join(rng.choice(list(alphabet), n)), None

@@ -218,14 +218,19 @@ def check(cert: Certificate, model: Model) -> CheckReport:
     """Re-derive every claim of ``cert`` from ``model`` (module docstring)."""
     t0 = time.perf_counter()
     facts: list[str] = []
+    decided: dict[str, bool] = {}  # string → rigorous decision, each string decided once
     try:
         _check_identity(cert, model)
         arithmetic, output = escalate(
             lambda fld: _check_claims(cert, model, fld, facts), rational=is_rational(model)
         )
         if cert.misclassified is not None:
-            _check_misclassified(cert, model, output, facts)
-        fixed = _check_witness(cert, model, output, facts) if cert.witness is not None else None
+            _check_misclassified(cert, model, output, facts, decided)
+        fixed = (
+            _check_witness(cert, model, output, facts, decided)
+            if cert.witness is not None
+            else None
+        )
     except _Reject as rej:
         return CheckReport(False, (rej.failure,), tuple(facts), time.perf_counter() - t0)
     except Undecided as err:
@@ -353,6 +358,7 @@ def _check_misclassified(
     model: Model,
     output: tuple[tuple[int, ...], int, list[bool]],
     facts: list[str],
+    decided: dict[str, bool],
 ) -> None:
     from attncert.languages.registry import language as get_language
 
@@ -397,7 +403,7 @@ def _check_misclassified(
     alpha = {c: k for k, c in enumerate(rho.symbols)}
     for k, s in enumerate(m.strings):
         try:
-            run = decide(model, s)
+            run = _decide_once(model, s, decided)
         except Undecided as err:
             _fail("misclassified", f"strings[{k}]", err.message)
         table = decisions[_row_of(deps, {u: alpha[s[u]] for u in deps}, base)]
@@ -443,11 +449,20 @@ def _check_misclassified(
         )
 
 
-def _decide_claim(model: Model, s: str, claim: str, where: str) -> bool:
+def _decide_once(model: Model, s: str, decided: dict[str, bool]) -> bool:
+    """The rigorous decision on ``s`` (:func:`attncert.kernel.forward.decide`), kept in
+    ``decided``: a string named by two claims (a witness string that is also a changed
+    fixed position, a misclassified string that is also a witness) is decided once."""
+    if s not in decided:
+        decided[s] = decide(model, s)
+    return decided[s]
+
+
+def _decide_claim(model: Model, s: str, claim: str, where: str, decided: dict[str, bool]) -> bool:
     """The rigorous decision on ``s``; a comparison still open at the precision cap is
     an arithmetic failure naming the claim (the check then says UNDECIDED)."""
     try:
-        return decide(model, s)
+        return _decide_once(model, s, decided)
     except Undecided as err:
         raise Undecided(f"{claim} {where}: {err.message}") from None
 
@@ -457,6 +472,7 @@ def _check_witness(
     model: Model,
     output: tuple[tuple[int, ...], int, list[bool]],
     facts: list[str],
+    decided: dict[str, bool],
 ) -> tuple[int, ...]:
     """Claims 6 and 7 of the module docstring; the checked fixed positions (0-based)."""
     w = cert.witness
@@ -474,7 +490,7 @@ def _check_witness(
                 f"strings[{k}] position {bad + 1}",
                 f"{s[bad]!r} is not a symbol of the alphabet {''.join(model.alphabet)}",
             )
-        run = _decide_claim(model, s, "witness", f"strings[{k}]")
+        run = _decide_claim(model, s, "witness", f"strings[{k}]", decided)
         if run != w.decisions[k]:
             _fail(
                 "witness",
@@ -538,7 +554,7 @@ def _check_witness(
                 f"(ρ_L fixes {base[u]!r})",
             )
         changed = base[:u] + fd.symbol + base[u + 1 :]
-        run = _decide_claim(model, changed, "fixed_dependence", f"[{k}]")
+        run = _decide_claim(model, changed, "fixed_dependence", f"[{k}]", decided)
         if run != fd.decision:
             _fail(
                 "fixed_dependence",

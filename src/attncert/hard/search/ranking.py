@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,21 +24,21 @@ __implements__ = (
     "Hahn S1 eq. (8)",
 )
 
-_ENTRIES = 1 << 20  # float scores per block of query rows (8 MiB: cache-friendly)
+_ENTRIES = 1 << 17  # float scores per block of query rows (1 MiB: stays in cache; 8 MiB
+# blocks ran 1.7× slower at n = 16384 on a loaded 2-core machine)
 _PARALLEL_SCALE = 1  # tests raise it to force threads on small layers
 
 
-@dataclass(frozen=True)
-class RankedKey:
-    """A non-constant key position m with the float score of each of its table rows."""
+class RankedKey(NamedTuple):
+    """A non-constant key position m with the float score of each of its table rows (a
+    named tuple: hundreds of thousands are built per ranking at large n)."""
 
     position: int
     best: float  # M(i, h, z, m)
     row_scores: tuple[float, ...]  # per table row (assignment) of m
 
 
-@dataclass(frozen=True)
-class TupleRanking:
+class TupleRanking(NamedTuple):
     """The top of the ranking for one tuple ((h, i), z) that is not captured yet."""
 
     head: int
@@ -83,17 +83,108 @@ def rank_tuples(
     key = h.digest()
     got = _MEMO.get(key)
     if got is None:
-        got = _MEMO[key] = _rank(model, layer_index, tables, top)
+        last = (model.digest, layer_index)
+        prev = _LAST.get(last)
+        heads = len(model.layers[layer_index - 1].heads)
+        bound = None if prev is None else _bounds_from(tables, *prev, heads)
+        got = _MEMO[key] = _rank(model, layer_index, tables, top, bound)
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
+        _LAST.pop(last, None)
+        _LAST[last] = (tables, {_open_key(tr, tables): _window(tr) for tr in got})
+        while len(_LAST) > _MEMO_SIZE:
+            _LAST.pop(next(iter(_LAST)))
     else:
         _MEMO.move_to_end(key)
     return list(got)
 
 
+# the last ranking of a layer: its tables and, per open tuple (head, position, value
+# row), the ranked window (positions, best scores), the cutoff and the blocker's score
+Window = tuple[tuple[int, ...], tuple[float, ...], float, float]
+_LAST: dict[tuple[str, int], tuple[tuple[Table, ...], dict[tuple[int, int, int], Window]]] = {}
+
+
+def _open_key(tr: TupleRanking, tables: tuple[Table, ...]) -> tuple[int, int, int]:
+    return (tr.head, tr.position, tables[tr.position].values[tr.value])
+
+
+def _window(tr: TupleRanking) -> Window:
+    return (
+        tuple(k.position for k in tr.keys),
+        tuple(k.best for k in tr.keys),
+        tr.cutoff,
+        tr.blocker_score,
+    )
+
+
+def _bounds_from(
+    tables: tuple[Table, ...],
+    old: tuple[Table, ...],
+    windows: dict[tuple[int, int, int], Window],
+    heads: int,
+) -> np.ndarray | None:
+    """Per head and query row, an upper bound on the float score of every key that is
+    non-constant in ``tables`` (−inf: the tuple is certainly closed; it is not scored),
+    from the layer's previous ranking on ``old`` tables — or None (rank every row) unless
+    each new table keeps a subset of its old values with the same float rows.
+
+    Under that refinement, exactly in floats (S1 Lemma 10's monotonicity): a query row is
+    the same float vector; a constant key stays constant with the same float row, so the
+    blocker's score can only rise (and a blocker at equal score is at least as far on the
+    head's side); a non-constant key keeps a subset of its float rows, so its best score M
+    can only fall. Hence a tuple closed before stays closed, and an open one's non-constant
+    keys score at most: the first key of its old window that is still non-constant, or
+    else the old cutoff (every key left out of the window), or the old blocker's score
+    (every key that did not beat it). A row is scored in full unless its bound is below
+    the new blocker (:func:`_rank`).
+
+    ("Exactly" up to the last bit: a row's float product may round differently where the
+    row sits elsewhere in the matrix, so a float tie with the blocker can come out either
+    way, as it can between any two float passes. The ranking is a proposal — the collapse
+    decides every comparison exactly and the kernel re-checks it — and the rankings along
+    the pipeline's refinement chains equal the full ones in the tests.)"""
+    if len(tables) != len(old):
+        return None
+    const = [t.is_constant for t in tables]
+    ub: list[float] = []
+    for j, (t, o) in enumerate(zip(tables, old, strict=True)):
+        if t is not o:
+            slot = {v: z for z, v in enumerate(o.values)}
+            where = [slot.get(v, -1) for v in t.values]
+            if -1 in where or not np.array_equal(t.floats, o.floats[where]):
+                return None
+        for h in range(heads):
+            for v in t.values:
+                w = windows.get((h, j, v))
+                if w is None:
+                    ub.append(-np.inf)
+                    continue
+                pos, best, cutoff, blocker = w
+                b = next((s for m, s in zip(pos, best, strict=True) if not const[m]), cutoff)
+                ub.append(max(b, cutoff, blocker))
+    # ub is position-major (position, head, value): reorder to (head, row)
+    out = np.empty((heads, sum(len(t.values) for t in tables)))
+    r = i = 0
+    for t in tables:
+        nv = len(t.values)
+        for h in range(heads):
+            out[h, r : r + nv] = ub[i : i + nv]
+            i += nv
+        r += nv
+    return out
+
+
 def _rank(
-    model: Model, layer_index: int, tables: tuple[Table, ...], top: int
+    model: Model,
+    layer_index: int,
+    tables: tuple[Table, ...],
+    top: int,
+    bound: np.ndarray | None = None,
 ) -> list[TupleRanking]:
+    """The rankings of :func:`rank_tuples`; ``bound`` (heads × rows), when given, bounds
+    each query row's float score against every non-constant key (:func:`_bounds_from`):
+    a row whose bound is below its blocker's score is closed and not scored in full."""
     layer = model.layers[layer_index - 1]
     n_tok = len(tables)
     owner = np.concatenate(
@@ -110,6 +201,8 @@ def _rank(
         return out
     vor = [t.value_of_row for t in tables]
     ident = [v == tuple(range(len(v))) for v in vor]
+    n_vals = [len(v) for v in vor]
+    NEG = -np.inf
 
     def one_head(h: int, head) -> list[TupleRanking]:
         out_h: list[TupleRanking] = []
@@ -124,19 +217,13 @@ def _rank(
         k_slots = [kf[nc_index[:, t]].T.copy() for t in range(rmax)]
         k_c = kf[const_rows].T.copy()
         del nc_rows
-        R = len(owner)
+        cand = np.arange(len(owner)) if bound is None else np.nonzero(bound[h] > -np.inf)[0]
         chunk = max(8, _ENTRIES // max(1, len(nc_pos)))
-        for c0 in range(0, R, chunk):
-            rows = np.arange(c0, min(R, c0 + chunk))
+        for c0 in range(0, len(cand), chunk):
+            rows = cand[c0 : c0 + chunk]
             qpos = owner[rows]
             qr = qf[rows]
-            sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
             vis = head.mask.rows(qpos, n_tok)  # None: every key visible
-            if vis is not None:
-                sc = [np.where(vis[:, nc_pos], x, -np.inf) for x in sc]
-            m_nc = sc[0] if rmax == 1 else np.maximum(sc[0], sc[1])
-            for x in sc[2:]:
-                np.maximum(m_nc, x, out=m_nc)
             if len(const_pos):
                 cs = qr @ k_c
                 if vis is not None:
@@ -146,17 +233,33 @@ def _rank(
                 else:
                     cb = np.argmax(cs, axis=1)
                 cbest = cs[np.arange(len(rows)), cb]
+                if bound is not None:  # rows whose every key scores below the blocker
+                    keep = ~(bound[h, rows] < cbest)
+                    if not keep.all():
+                        rows, qpos, qr = rows[keep], qpos[keep], qr[keep]
+                        cb, cbest = cb[keep], cbest[keep]
+                        vis = None if vis is None else vis[keep]
+                        if not len(rows):
+                            continue
             else:
                 cb = np.zeros(len(rows), dtype=np.int64)
                 cbest = np.full(len(rows), -np.inf)
+            sc = [qr @ kt for kt in k_slots]  # rmax × (rows, n_nc)
+            if vis is not None:
+                sc = [np.where(vis[:, nc_pos], x, -np.inf) for x in sc]
+            m_nc = sc[0] if rmax == 1 else np.maximum(sc[0], sc[1])
+            for x in sc[2:]:
+                np.maximum(m_nc, x, out=m_nc)
             # keys that beat the blocker, ties decided by the head's rule: first every key
             # scoring ≥ the blocker (masked keys are −inf and stay out), then the exact
             # ties that lose by position, in the open rows only
             blocked = np.isfinite(cbest)
             # (no constant key visible: every visible key beats)
             ge = np.where(m_nc >= cbest[:, None], m_nc, -np.inf) if blocked.any() else m_nc
-            open_mask = ge.max(axis=1) > -np.inf
-            if open_mask.all():
+            # every row is open when no key is masked and no row has a blocker
+            everyone = vis is None and ge is m_nc and len(nc_pos) > 0
+            open_mask = None if everyone else ge.max(axis=1) > -np.inf
+            if open_mask is None or open_mask.all():
                 open_rows, mo = np.arange(len(rows)), ge
             else:
                 open_rows = np.nonzero(open_mask)[0]
@@ -201,7 +304,10 @@ def _rank(
                 [x[open_rows[:, None], part[:, :top]] for x in sc], axis=2
             )  # (open, ranked, rmax)
             # objects for the consumers (Stages 2–3), from plain lists
-            vals_l, pos_l, sc_l = vals.tolist(), ranked_pos.tolist(), row_sc.tolist()
+            # (flat lists: nested ones cost more than the objects built from them)
+            w, kw = ranked_pos.shape[1], vals.shape[1]
+            vals_l, pos_l = vals.ravel().tolist(), ranked_pos.ravel().tolist()
+            sc_l = row_sc.ravel().tolist()
             q_l = qrows.tolist()
             own_l = owner[qrows].tolist()
             first_l = starts[owner[qrows]].tolist()
@@ -212,14 +318,16 @@ def _rank(
             cut_l = cutoff.tolist()
             for t in range(len(open_rows)):
                 keys = []
-                vs, scs_t = vals_l[t], sc_l[t]
-                for j, m in enumerate(pos_l[t]):
-                    v = vs[j]
-                    if v == -np.inf:
+                for j in range(w):
+                    v = vals_l[t * kw + j]
+                    if v == NEG:
                         break
-                    scs = scs_t[j]
+                    m = pos_l[t * w + j]
+                    b = (t * w + j) * rmax
                     row_scores = (
-                        tuple(scs[: len(vor[m])]) if ident[m] else tuple(scs[x] for x in vor[m])
+                        tuple(sc_l[b : b + n_vals[m]])
+                        if ident[m]
+                        else tuple(sc_l[b + x] for x in vor[m])
                     )
                     keys.append(RankedKey(m, v, row_scores))
                 out_h.append(
