@@ -64,14 +64,7 @@ def _visible(mask: Mask, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | Non
     """Visibility of keys ``cols`` to queries ``rows`` (len(rows) × len(cols))."""
     if mask is Mask.NONE:
         return None
-    i, j = rows[:, None], cols[None, :]
-    if mask is Mask.FUTURE:
-        return j <= i
-    if mask is Mask.FUTURE_STRICT:
-        return j < i
-    if mask is Mask.PAST:
-        return j >= i
-    return j > i
+    return mask.allowed(rows[:, None], cols[None, :])  # elementwise on the broadcast arrays
 
 
 def _first(kind, s: np.ndarray) -> np.ndarray:
