@@ -390,13 +390,19 @@ def test_cli_program_all_lengths_refuses_flags_that_do_not_apply(capsys, flag) -
     assert "Traceback" not in err
 
 
-def test_cli_program_all_lengths_refuses_a_model_for_other_symbols(capsys) -> None:
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [
+        ("zoo:soft_parity", "reads '01', not Dyck-2's brackets"),
+        ("zoo:dyck2_program", "has heads that are not softmax: Theorem 26 is about the softmax"),
+    ],
+)
+def test_cli_program_all_lengths_refuses_models_it_is_not_about(capsys, model, reason) -> None:
     from attncert.cli.main import main
 
-    args = ["prove", "dyck2", "--library", "--all-lengths", "--model", "zoo:soft_parity"]
-    assert main(args) == 2
+    assert main(["prove", "dyck2", "--library", "--all-lengths", "--model", model]) == 2
     err = capsys.readouterr().err
-    assert "reads '01', not Dyck-2's brackets" in err and "Traceback" not in err
+    assert reason in err and "Traceback" not in err
 
 
 def test_a_lowered_beta_is_diagnosed_first_failing_length_and_counterexample() -> None:
@@ -564,3 +570,11 @@ def test_a_score_error_growing_with_n_is_refused_at_its_head(soft, hard) -> None
     assert str(err.value) == (
         "model.layers[2].heads[0]: the score error η grows like N^4 (> 0): no margin for every N"
     )
+
+
+def test_diagnose_refuses_a_model_outside_the_simulation(hard) -> None:
+    from attncert.compile.tieless_all_lengths import diagnose
+
+    d = diagnose(hard)  # the average-hard program itself
+    assert d.first_failing_n is None and d.counterexample is None
+    assert d.note.startswith("outside Theorem 26's simulation: model.layers[0].heads[0]")

@@ -152,7 +152,10 @@ def diagnose(soft: Model, *, max_n: int = 64, max_strings: int = 4096) -> Diagno
 
     hard = to_average_hard(soft)
     try:
+        K.structure(soft)
         der = derive(soft)
+    except K.Reject as err:
+        return Diagnosis(None, None, 0, f"outside Theorem 26's simulation: {err}")
     except NotDerived as err:
         return Diagnosis(None, None, 0, f"H1–H3 do not follow from the weights: {err}")
     uni = set(uniform_heads(hard))

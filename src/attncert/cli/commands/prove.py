@@ -303,6 +303,7 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     from attncert.kernel import tieless_all_lengths as K
     from attncert.languages import language
     from attncert.model import accepts_exact
+    from attncert.model.spec import AttentionKind
     from attncert.proofcheck.kinds.tieless_simulation import certified_lengths
 
     for flag, bad in (
@@ -322,6 +323,14 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     else:
         soft = dyck_soft_model(k, name=f"{args.formula} [program]").model
     lang = language(f"dyck{k}")
+    if any(h.kind is not AttentionKind.SOFTMAX for layer in soft.layers for h in layer.heads):
+        raise InputError(
+            f"model {soft.name!r} has heads that are not softmax: Theorem 26 is about the "
+            "softmax simulation of the program",
+            where="--model",
+            expected=f"a softmax simulation of the {args.formula} program (e.g. "
+            "zoo:dyck2_program_soft), or no --model",
+        )
     if set(soft.alphabet) != set(lang.alphabet):
         raise InputError(
             f"model {soft.name!r} reads {''.join(soft.alphabet)!r}, not Dyck-{k}'s brackets",
