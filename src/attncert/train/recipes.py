@@ -192,71 +192,60 @@ DEFAULTS: dict[str, Recipe] = {
     ),
 }
 
+
+def _hard(language: str, **kw: Any) -> Recipe:
+    """A hard-attention recipe: read at the last position, β annealed to 64 with Gumbel
+    noise (Jang et al. 2017); ``kw`` holds what differs per language."""
+    return Recipe(
+        language=language, position="last", attention="hard", beta_max=64.0, gumbel=True, **kw
+    )
+
+
 #: Hard-attention recipes (``attncert train LANGUAGE --attention hard``): small models
 #: trained on short lengths, β annealed from 1 to ``beta_max`` (see the trainer).
 HARD_DEFAULTS: dict[str, Recipe] = {
-    "first_last": Recipe(
-        language="first_last",
+    "first_last": _hard(
+        "first_last",
         layers=1,  # one head reads what the language needs; idle heads cost restrictions
         heads=1,
         features=_f("[i=1]", "[i=n]", "i/n"),
         bos=False,
-        position="last",
         steps=800,
         max_len=32,
-        attention="hard",
-        beta_max=64.0,
-        gumbel=True,
     ),
-    "ones_star": Recipe(
-        language="ones_star",
+    "ones_star": _hard(
+        "ones_star",
         layers=1,  # one head reads what the language needs; idle heads cost restrictions
         heads=1,
         features=_f("[i=1]", "i/n"),
         bos=False,
-        position="last",
         steps=800,
         max_len=32,
-        attention="hard",
-        beta_max=64.0,
-        gumbel=True,
     ),
-    "majority": Recipe(
-        language="majority",
+    "majority": _hard(
+        "majority",
         features=_f("[i=1]", "i/n"),
         bos=False,
-        position="last",
         steps=1200,
         max_len=16,
-        attention="hard",
-        beta_max=64.0,
-        gumbel=True,
     ),
-    "parity": Recipe(
-        language="parity",
+    "parity": _hard(
+        "parity",
         layers=1,
         heads=2,
         features=_f("[i=1]", "[i=n]", "i/n", "(-1)^i"),
         bos=False,
-        position="last",
         steps=1500,
         max_len=12,
-        attention="hard",
-        beta_max=64.0,
-        gumbel=True,
     ),
-    "dyck1": Recipe(
-        language="dyck1",
+    "dyck1": _hard(
+        "dyck1",
         layers=2,
         heads=1,
         features=_f("[i=1]", "i/n", "1/i"),
         causal=False,  # a causal mask needs a blocker per prefix: restrictions fix half the input
-        position="last",
         steps=1500,
         max_len=16,
-        attention="hard",
-        beta_max=64.0,
-        gumbel=True,
     ),
 }
 
