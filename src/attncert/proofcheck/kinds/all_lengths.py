@@ -30,6 +30,7 @@ from typing import Any
 
 from attncert.io import write_atomic
 from attncert.proofcheck.kinds import ArtifactKind, Context, Outcome, entry, scrub_timings
+from attncert.proofcheck.kinds.z3_agreement import relative_queries, spec_model
 from attncert.proofcheck.manifest import Manifest, ModelRef
 
 MODEL_FILE = "model.json"
@@ -46,30 +47,12 @@ CHECKED_MEANS = (
 )
 
 
-def _model(spec_formula: str, p: dict) -> Any:
-    if p.get("construction") == "proposition11":
-        from attncert.compile.first_last import first_last_model
-
-        return first_last_model(spec_formula, p["alphabet"])
-    from attncert.compile import compile_formula
-
-    return compile_formula(spec_formula, regime=p["regime"], alphabet=p["alphabet"])
-
-
-def _relative(result: dict, directory: Path) -> dict:
-    for length in result["lengths"]:
-        for q in length["queries"]:
-            if q.get("file"):
-                q["file"] = Path(q["file"]).relative_to(directory).as_posix()
-    return result
-
-
 def generate(directory: Path, spec: Any) -> Manifest:
     from attncert.model import save_model
     from attncert.prove.all_lengths import prove_all_lengths
 
     p = dict(spec.parameters)
-    model = _model(spec.formula, p)
+    model = spec_model(spec.formula, p)
     save_model(model, directory / MODEL_FILE)
     res = prove_all_lengths(
         spec.formula, model, model_source={"path": MODEL_FILE}, smt2_dir=str(directory / SMT2)
@@ -79,7 +62,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
     cert = scrub_timings(res.certificate.to_dict())
     cert["trace"] = {}
     write_atomic(directory / CERT, json.dumps(cert, indent=1, ensure_ascii=False) + "\n")
-    bounded = _relative(scrub_timings(res.bounded.to_dict()), directory)
+    bounded = relative_queries(scrub_timings(res.bounded.to_dict()), directory)
     write_atomic(directory / BOUNDED, json.dumps(bounded, indent=1, ensure_ascii=False) + "\n")
     files = [
         entry(directory, MODEL_FILE, "model"),

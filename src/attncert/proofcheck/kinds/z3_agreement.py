@@ -56,7 +56,20 @@ def _prove(formula: str, model: Any, p: dict, smt2_dir: Path | None, cross_check
     )
 
 
-def _relative(result_dict: dict, directory: Path) -> dict:
+def spec_model(formula: str, p: dict) -> Any:
+    """The model an artifact's parameters name: Yang et al. Proposition 11's construction
+    (``construction = "proposition11"``, not compiled) or the formula compiled in
+    ``regime`` over ``alphabet``."""
+    if p.get("construction") == "proposition11":
+        from attncert.compile.first_last import first_last_model
+
+        return first_last_model(formula, p["alphabet"])
+    from attncert.compile import compile_formula
+
+    return compile_formula(formula, regime=p["regime"], alphabet=p["alphabet"])
+
+
+def relative_queries(result_dict: dict, directory: Path) -> dict:
     """Query file paths relative to the artifact directory (deterministic)."""
     for length in result_dict["lengths"]:
         for q in length["queries"]:
@@ -66,21 +79,15 @@ def _relative(result_dict: dict, directory: Path) -> dict:
 
 
 def generate(directory: Path, spec: Any) -> Manifest:
-    from attncert.compile import compile_formula
     from attncert.model import save_model
 
     p = dict(spec.parameters)
-    if p.get("construction") == "proposition11":  # Yang et al. Proposition 11, not compiled
-        from attncert.compile.first_last import first_last_model
-
-        model = first_last_model(spec.formula, p["alphabet"])
-    else:
-        model = compile_formula(spec.formula, regime=p["regime"], alphabet=p["alphabet"])
+    model = spec_model(spec.formula, p)
     save_model(model, directory / MODEL_FILE)
     result = _prove(spec.formula, model, p, directory / SMT2, cross_check=p.get("cross_check", 0))
     if result.verdict != "proved":
         raise ValueError(f"{spec.path}: the prover says {result.verdict}, not proved")
-    data = _relative(scrub_timings(result.to_dict()), directory)
+    data = relative_queries(scrub_timings(result.to_dict()), directory)
     write_atomic(directory / PROOF, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     files = [entry(directory, MODEL_FILE, "model"), entry(directory, PROOF, "proof")]
     for f in sorted((directory / SMT2).glob("*.smt2")):
