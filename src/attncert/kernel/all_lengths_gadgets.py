@@ -359,41 +359,49 @@ def _since_ffn(st: State, layer: int, out: int, raw: int, b: fmpq, since: bool) 
     ψ holds at j*: every position strictly between has φ ∧ ¬ψ, and a witness farther than
     j* would need φ at j*, where ¬ψ forces ¬φ. If no χ-position is visible, the formula is
     false and every visible ψ_j is 0 (ψ ⇒ χ), so the head's output is exactly 0."""
+    _round_or_zero(st, layer, out, raw, b, "no χ-position visible")
+
+
+def _round_or_zero(st: State, layer: int, out: int, raw: int, b: fmpq, empty: str) -> None:
+    """The rounding FFN writing ``out`` from the head output ``raw``: it alone writes
+    ``out``, gives 0 where the head sees no key (``empty`` says when), and rounds every
+    value within the budget ``b`` of 0 or 1 (rule FFN-BOX)."""
     claim(st, out)
     require_writers(st, out, {("ffn", layer)})
     side = {"first": None, "last": None}
     box = {raw: point(0)}
     pe_box(st, layer, out, side, box)
-    ffn_point(st, layer, out, box, fmpq(0), "no χ-position visible")
+    ffn_point(st, layer, out, box, fmpq(0), empty)
     round_cases(st, layer, out, raw, b, side, {})
+
+
+def _g_since(st: State, k: int, g: dict, tie: bool) -> None:
+    """φ S ψ / φ U ψ: the head's score shape (a tie-break term with bounded encodings,
+    Thm 15a, 16a; a shift with unbounded ones, Thm 15b, 16b), then :func:`_since_ffn`."""
+    f, layer, out, raw, guard, val, since = _since_common(st, g)
+    b = get_budget(g)
+    hi = get_int(g, "head")
+    h = st.view.head(layer, hi)
+    H.value_weight(h, raw, val)
+    if tie:
+        bound = H.since_tie(h, st.known, since, guard, get_int(g, "tie"))
+    else:
+        bound = H.since_shift(h, st.known, since, guard)
+    st.derived.append(Derived(k, bound, b))
+    claim(st, raw)
+    require_writers(st, raw, {("head", layer, hi)})
+    _since_ffn(st, layer, out, raw, b, since)
+    st.known[out] = Val(layer + 1, formula=f)
 
 
 def _g_since_tie(st: State, k: int, g: dict) -> None:
     """φ S ψ / φ U ψ, bounded encodings (Thm 15a, 16a): see :func:`_since_ffn`."""
-    f, layer, out, raw, guard, val, since = _since_common(st, g)
-    b = get_budget(g)
-    hi = get_int(g, "head")
-    h = st.view.head(layer, hi)
-    H.value_weight(h, raw, val)
-    st.derived.append(Derived(k, H.since_tie(h, st.known, since, guard, get_int(g, "tie")), b))
-    claim(st, raw)
-    require_writers(st, raw, {("head", layer, hi)})
-    _since_ffn(st, layer, out, raw, b, since)
-    st.known[out] = Val(layer + 1, formula=f)
+    _g_since(st, k, g, tie=True)
 
 
 def _g_since_shift(st: State, k: int, g: dict) -> None:
     """φ S ψ / φ U ψ, unbounded encodings (Thm 15b, 16b): see :func:`_since_ffn`."""
-    f, layer, out, raw, guard, val, since = _since_common(st, g)
-    b = get_budget(g)
-    hi = get_int(g, "head")
-    h = st.view.head(layer, hi)
-    H.value_weight(h, raw, val)
-    st.derived.append(Derived(k, H.since_shift(h, st.known, since, guard), b))
-    claim(st, raw)
-    require_writers(st, raw, {("head", layer, hi)})
-    _since_ffn(st, layer, out, raw, b, since)
-    st.known[out] = Val(layer + 1, formula=f)
+    _g_since(st, k, g, tie=False)
 
 
 def _g_prev_shift(st: State, k: int, g: dict) -> None:
@@ -411,13 +419,7 @@ def _g_prev_shift(st: State, k: int, g: dict) -> None:
     st.derived.append(Derived(k, H.prev_shift(h, st.known, isinstance(f, s.Prev)), b))
     claim(st, raw)
     require_writers(st, raw, {("head", layer, hi)})
-    claim(st, out)
-    require_writers(st, out, {("ffn", layer)})
-    side = {"first": None, "last": None}
-    box = {raw: point(0)}
-    pe_box(st, layer, out, side, box)
-    ffn_point(st, layer, out, box, fmpq(0), "no visible key")
-    round_cases(st, layer, out, raw, b, side, {})
+    _round_or_zero(st, layer, out, raw, b, "no visible key")
     st.known[out] = Val(layer + 1, formula=f)
 
 
