@@ -44,10 +44,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 from flint import arb, fmpq
 
-from attncert.kernel.tieless_program import Derived, NotDerived, derive
+from attncert.kernel.tieless_program import (
+    Derived,
+    NotDerived,
+    derive,
+    exact,
+    mat,
+    matmul,
+    transpose,
+)
 from attncert.model.spec import AttentionKind, Model
 
 __implements__ = ("Yang Lemma 24", "Yang Lemma 25", "Yang Theorem 26")
@@ -133,11 +140,6 @@ class TailReport:
 # ----- exact numbers ----------------------------------------------------------------------
 
 
-def exact(x: float) -> fmpq:
-    a, b = float(x).as_integer_ratio()
-    return fmpq(a, b)
-
-
 def q_of(x: Any, field: str) -> fmpq:
     """A rational from a certificate string ("3/2", "-0.25", "7") or int."""
     if isinstance(x, bool) or not isinstance(x, (int, str)):
@@ -162,21 +164,6 @@ def up(x: arb) -> fmpq:
 def _a(x: fmpq | int) -> arb:
     x = fmpq(x)
     return arb(int(x.p)) / arb(int(x.q))
-
-
-def _mat(m: np.ndarray) -> list[list[fmpq]]:
-    return [[exact(v) for v in row] for row in np.asarray(m, dtype=np.float64)]
-
-
-def _mul(a: list[list[fmpq]], b: list[list[fmpq]]) -> list[list[fmpq]]:
-    cols = list(zip(*b, strict=True)) if b else []
-    return [
-        [sum((x * y for x, y in zip(row, col, strict=True)), fmpq(0)) for col in cols] for row in a
-    ]
-
-
-def _t(a: list[list[fmpq]]) -> list[list[fmpq]]:
-    return [list(c) for c in zip(*a, strict=True)] if a else []
 
 
 def _inf(m: list[list[fmpq]]) -> fmpq:
@@ -236,13 +223,13 @@ def structure(model: Model) -> tuple[Beta, tuple[LayerNorms, ...]]:
                 raise Reject(where, f"kind {h.kind.value}: Theorem 26's simulation is softmax")
             t = h.temperature
             temps.add((t.coef, t.n_power, t.log_power))
-            wqk = _mul(_t(_mat(h.w_q)), _mat(h.w_k))
-            wov = _mul(_mat(h.w_o), _mat(h.w_v))
+            wqk = matmul(transpose(mat(h.w_q)), mat(h.w_k))
+            wov = matmul(mat(h.w_o), mat(h.w_v))
             qk_sum = sum((abs(v) for row in wqk for v in row), fmpq(0))
             heads.append(HeadNorms(qk_sum, _inf(wov)))
         gain = fmpq(0)
         if layer.ffn is not None:
-            gain = _inf(_mat(layer.ffn.w2)) * _inf(_mat(layer.ffn.w1))
+            gain = _inf(mat(layer.ffn.w2)) * _inf(mat(layer.ffn.w1))
         layers.append(LayerNorms(tuple(heads), gain, bool(layer.residual)))
     if len(temps) != 1:
         raise Reject("model", f"the heads have {len(temps)} temperatures, the argument needs one")

@@ -88,7 +88,7 @@ class Derived:
 # ----- polynomials over atoms ----------------------------------------------------------------
 
 
-def _exact(x: float) -> fmpq:
+def exact(x: float) -> fmpq:
     a, b = float(x).as_integer_ratio()
     return fmpq(a, b)
 
@@ -250,7 +250,7 @@ class _Run:
             if lab not in FEATURES:
                 raise NotDerived(f"positional feature {lab!r} has no rule (EMB)")
         for c in range(d):
-            col = [_exact(v) for v in emb.word[:, c]]
+            col = [exact(v) for v in emb.word[:, c]]
             if len(set(col)) == 1:
                 y = const(col[0])
             else:
@@ -261,7 +261,7 @@ class _Run:
                     )
                 )
             for k, lab in enumerate(labels):
-                w = _exact(emb.pos_weight[c, k])
+                w = exact(emb.pos_weight[c, k])
                 if w != 0:
                     y = add(y, scale(FEATURES[lab], w))
             ys.append(y)
@@ -279,8 +279,8 @@ class _Run:
                 raise NotDerived(f"{name}: {h.kind.value} attention (needs average-hard/softmax)")
             if h.mask not in (Mask.FUTURE, Mask.FUTURE_STRICT):
                 raise NotDerived(f"{name}: mask {h.mask.value} (rules cover future masks)")
-            wqk = _matmul(_t(_mat(h.w_q)), _mat(h.w_k))
-            wov = _matmul(_mat(h.w_o), _mat(h.w_v))  # out[c] = Σ_k wov[c][k]·y[k]
+            wqk = matmul(transpose(mat(h.w_q)), mat(h.w_k))
+            wov = matmul(mat(h.w_o), mat(h.w_v))  # out[c] = Σ_k wov[c][k]·y[k]
             values = [
                 add(*(scale(keys[k], wov[c][k]) for k in range(d) if wov[c][k] != 0))
                 for c in range(d)
@@ -345,10 +345,10 @@ class _Run:
         f = self.model.layers[li].ffn
         assert f is not None
         w1, b1, w2, b2 = (
-            _mat(f.w1),
-            [_exact(v) for v in f.b1],
-            _mat(f.w2),
-            [_exact(v) for v in f.b2],
+            mat(f.w1),
+            [exact(v) for v in f.b1],
+            mat(f.w2),
+            [exact(v) for v in f.b2],
         )
         pre = [
             add(
@@ -531,16 +531,16 @@ def _nmax(a: NPoly, b: NPoly) -> NPoly:
 # ----- matrices -------------------------------------------------------------------------------
 
 
-def _mat(m: np.ndarray) -> list[list[fmpq]]:
-    return [[_exact(v) for v in row] for row in np.asarray(m, dtype=np.float64)]
+def mat(m: np.ndarray) -> list[list[fmpq]]:
+    return [[exact(v) for v in row] for row in np.asarray(m, dtype=np.float64)]
 
 
-def _t(a: list[list[fmpq]]) -> list[list[fmpq]]:
+def transpose(a: list[list[fmpq]]) -> list[list[fmpq]]:
     return [list(c) for c in zip(*a, strict=True)] if a else []
 
 
-def _matmul(a: list[list[fmpq]], b: list[list[fmpq]]) -> list[list[fmpq]]:
-    cols = _t(b)
+def matmul(a: list[list[fmpq]], b: list[list[fmpq]]) -> list[list[fmpq]]:
+    cols = transpose(b)
     return [[sum((x * y for x, y in zip(r, c, strict=True)), fmpq(0)) for c in cols] for r in a]
 
 
@@ -574,8 +574,8 @@ def derive(model: Model) -> Derived:
     ys = list(sym.layers[-1])
     r = model.readout  # one position: a mean readout is among model.extensions, refused
     logit = add(
-        const(_exact(r.bias)),
-        *(scale(ys[c], _exact(w)) for c, w in enumerate(r.weight) if w != 0),
+        const(exact(r.bias)),
+        *(scale(ys[c], exact(w)) for c, w in enumerate(r.weight) if w != 0),
     )
     atoms = sorted({x for m in logit for x, _ in m})
     fin = [(x, run.finite_values(x)) for x in atoms]
@@ -598,4 +598,14 @@ def derive(model: Model) -> Derived:
     )
 
 
-__all__ = ["Derived", "NotDerived", "Symbolic", "derive", "symbolic_run"]
+__all__ = [
+    "Derived",
+    "NotDerived",
+    "Symbolic",
+    "derive",
+    "exact",
+    "mat",
+    "matmul",
+    "symbolic_run",
+    "transpose",
+]
