@@ -304,7 +304,7 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     from attncert.languages import language
     from attncert.model import accepts_exact
     from attncert.model.spec import AttentionKind
-    from attncert.proofcheck.kinds.tieless_simulation import certified_lengths
+    from attncert.proofcheck.kinds.tieless_simulation import _strings, certified_lengths
 
     for flag, bad in (
         ("--output", args.output is not None),
@@ -351,7 +351,7 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     wrong = [
         s
         for n in range(1, exhaustive + 1)
-        for s in _words(hard.alphabet, n)
+        for s in _strings(hard.alphabet, n)
         if accepts_exact(hard, s) != lang.contains(s)
     ]
     ok = report is not None and report.accepted and not fails
@@ -406,9 +406,3 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
         print(f"  ! {f}")
     print(f"{verdict.value}: {statement} ({out['seconds']:.2f} s)")
     return verdict.exit_code
-
-
-def _words(alphabet: tuple[str, ...], n: int) -> list[str]:
-    import itertools
-
-    return ["".join(p) for p in itertools.product(alphabet, repeat=n)]
