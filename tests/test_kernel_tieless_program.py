@@ -23,6 +23,7 @@ from attncert.compile.tieless import check_uniform_tieless
 from attncert.kernel.tieless_program import NotDerived, derive, symbolic_run
 from attncert.model import model_from_dict, model_to_dict
 from attncert.model.exact import forward_exact
+from attncert.model.spec import Mask
 from attncert.model.zoo import zoo_model
 
 __implements__ = ("Yang Theorem 26", "Yang Lemma 24")
@@ -354,3 +355,14 @@ def test_compiled_models_outside_the_rules_are_refused(formula, alphabet, regime
 
     model = to_average_hard(compile_formula(formula, regime=regime, alphabet=alphabet))
     assert _refused(model) == reason
+
+
+def test_mean_of_a_constant_value_is_that_constant(hard) -> None:
+    """Rule MEAN on a value with a constant term c: the average over j < i is c for i ≥ 2
+    (c·U·(I − 1) with U = 1/(I − 1)) and 0 at i = 1 (no key, U = 0)."""
+    from attncert.kernel.tieless_program import _Run, const, subst
+
+    (poly,) = _Run(hard).mean("L0H9", Mask.FUTURE_STRICT, [const(3)])
+    for big_i, u, want in ((5, fmpq(1, 4), 3), (2, fmpq(1), 3), (1, fmpq(0), 0)):
+        env = {("I", ("i",)): const(big_i), ("U", ("i",)): const(u)}
+        assert subst(poly, env.get) == const(want)
