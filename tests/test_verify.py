@@ -333,6 +333,19 @@ def _rejects(data, model, claim, match):
     assert claim in text and match in text, text
 
 
+def _cube_of(data, k):
+    """The restriction of node ``k`` of a certificate's dict (``*`` at free positions)."""
+    nodes = data["nodes"]
+    path = []
+    while nodes[k]["parent"] is not None:
+        path.append(k)
+        k = nodes[k]["parent"]
+    rho = ["*"] * data["n"]
+    for j in reversed(path):
+        rho[nodes[nodes[j]["parent"]]["split"] - 1] = nodes[j]["symbol"]
+    return "".join(rho)
+
+
 def _first(data, pred):
     return next(k for k, nd in enumerate(data["nodes"]) if pred(nd))
 
@@ -427,9 +440,16 @@ def test_missing_or_false_witnesses_are_rejected(wrong_tree, exhaustive_tree, pr
     data = json.loads(json.dumps(wrong_tree))
     data["nodes"][k]["leaf"]["witness"] = None
     _rejects(data, prev_model, "witness", "needs a witness")
-    # a completion the model gets right: the second-to-last and last symbols agree
-    w = data["nodes"][k]["leaf"]["witness"] = wrong_tree["nodes"][k]["leaf"]["witness"]
-    right = w[:-1] + w[-2]
+    # a completion of the same cube that the model gets right: on PARITY every bound leaf
+    # of this model holds both, and one free symbol changed turns a witness into one
+    mixed = verify(prev_model, "parity", 10, exhaustive=0, progress=False)
+    assert mixed.check.accepted
+    data = mixed.certificate.to_dict()
+    k = _first(data, lambda nd: nd.get("leaf", {}).get("witness"))
+    w, rho = data["nodes"][k]["leaf"]["witness"], _cube_of(data, k)
+    p = rho.index("*")
+    right = w[:p] + ("1" if w[p] == "0" else "0") + w[p + 1 :]
+    assert bool(forward(prev_model, [right]).accept[0]) == language("parity").contains(right)
     data["nodes"][k]["leaf"]["witness"] = right
     _rejects(data, prev_model, "witness", "which is right for")
     rnd = random_model(1, 2, 8, kind="softmax", seed=5)

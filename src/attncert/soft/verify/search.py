@@ -41,6 +41,7 @@ from attncert.model.forward import forward
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
 from attncert.soft.certified.restriction import influence
+from attncert.soft.verify.capture import capture_order
 
 FREE = "*"
 
@@ -198,6 +199,10 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
     if got is not None and got.blame is not None and np.max(got.blame) > 0:
         free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
         order = free[np.argsort(-np.asarray(got.blame), kind="stable")]
+    first = capture_order(model, cube.rho, cube.base)
+    if len(first):
+        rest = order if order is not None else cube.order
+        order = first if rest is None else np.concatenate([first, rest])
     return None, order
 
 

@@ -1,0 +1,83 @@
+"""Untrusted split ranking: the free positions that can capture the readout's attention
+(issue 22, item 1: "case splits on rows that capture attention").
+
+When the affine bound cannot decide a cube, the usual reason on a model whose attention
+concentrates is that *which* position the readout attends to is not determined by the
+fixed part: a free position could take the attention if it carried the right symbol.
+Splitting it settles that — one child where it takes the attention, one where it
+cannot — and the bound then decides both. Along a cube such as 1·1ᵏ·∗ⁿ⁻ᵏ⁻²·0 of a
+first-symbol-equals-last model (the readout looks for the leftmost 0) that is a chain of
+n splits, each child decided at once; the bound's own blame, which spreads over every
+free position whose key moves the logit's form, need not point there.
+
+For the last layer's heads, at the cube's base string (a completion of the cube), the
+readout row's query and every position's key are recomputed with each symbol in turn at
+every free position — the layer input at that position shifted by the difference of the
+two symbols' embeddings (exact for a one-layer model, an approximation deeper down: the
+residual stream carries the embedding). A free position's *potential* is
+max over heads and symbols of β·(its score − the best score of a fixed token): ≥ 0 means
+it can take the attention from every fixed token. A free readout position comes first of
+all (+∞): its own symbol decides the query. Nothing here is trusted: it only
+chooses where to split; every leaf is re-derived by :mod:`attncert.kernel.verify`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attncert.model.forward import forward, layer_norm
+from attncert.model.spec import AttentionKind, Model
+
+FREE = "*"
+
+
+def potentials(model: Model, rho: str, base: str) -> np.ndarray:
+    """Per input position of ``rho``: its capture potential (module docstring; −inf at a
+    fixed position, and everywhere when the last layer has no head or a pooled readout)."""
+    n = len(rho)
+    out = np.full(n, -np.inf)
+    free = np.array([c == FREE for c in rho])
+    if not model.layers or not model.layers[-1].heads or model.readout.pooled or not free.any():
+        return out
+    off = model.input_offset()
+    n_tok = model.n_tokens(n)
+    r = model.readout.index(n_tok)
+    tr = forward(model, [base], keep_attention=False)
+    x = tr.embeddings[0] if len(model.layers) == 1 else tr.layers[-2].output[0]
+    layer = model.layers[-1]
+    word = model.embedding.word
+    vocab = model.embedding.vocab
+    ids = np.array([vocab.index(c) for c in base])
+    fixed_tok = np.ones(n_tok, dtype=bool)
+    fixed_tok[off : off + n][free] = False
+    if not fixed_tok[r]:  # the readout's own symbol is free: its query is not determined
+        out[r - off] = np.inf
+        return out
+    for head in layer.heads:
+        beta = head.temperature(n_tok) if head.kind is AttentionKind.SOFTMAX else 1.0
+        visible = head.mask.matrix(n_tok)[r]
+        u = layer_norm(layer.norm1, x) if layer.pre_norm and layer.norm1 else x
+        q = u[r] @ head.w_q.T + head.bias("b_q")
+        k = u @ head.w_k.T + head.bias("b_k")
+        s = k @ q
+        seen = visible & fixed_tok
+        if not seen.any():  # nothing fixed to compete with: no ranking from this head
+            continue
+        best = np.max(s[seen])
+        for a in model.alphabet:
+            xa = x[off : off + n] + (word[vocab.index(a)] - word[ids])
+            ua = layer_norm(layer.norm1, xa) if layer.pre_norm and layer.norm1 else xa
+            sa = (ua @ head.w_k.T + head.bias("b_k")) @ q
+            pot = beta * (sa - best)
+            ok = free & visible[off : off + n]
+            out[ok] = np.maximum(out[ok], pot[ok])
+    return out
+
+
+def capture_order(model: Model, rho: str, base: str, *, within: float = 8.0) -> np.ndarray:
+    """The free positions whose potential is ≥ −``within`` (able to take at least about
+    e^−within of the readout's attention from the best fixed token), highest first —
+    empty when there is none."""
+    pot = potentials(model, rho, base)
+    cand = np.flatnonzero(pot >= -within)
+    return cand[np.argsort(-pot[cand], kind="stable")]
