@@ -1,0 +1,97 @@
+"""The capture split ranking of the verify search (attncert.soft.verify.capture, issue 22).
+
+The ranking is untrusted (it only chooses where to split), but what it computes is checked
+against the float forward pass: on a one-layer model a free position's potential is
+exactly how far its best symbol's score at the readout row is above the best fixed
+token's, as the forward pass of the changed string scores them. And the proofs it enables
+are re-checked by the kernel and, at small n, by brute force.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from attncert.languages import language
+from attncert.model import forward, random_model, zoo_model
+from attncert.soft.verify import verify
+from attncert.soft.verify.capture import capture_order, potentials
+
+
+def _one_layer_models():
+    return [
+        zoo_model("trained_hard_first_last"),
+        random_model(1, 2, 8, kind="softmax", seed=3),
+        random_model(1, 1, 8, kind="softmax", seed=11, bos="^"),
+    ]
+
+
+@pytest.mark.parametrize("model", _one_layer_models(), ids=lambda m: m.name)
+def test_potentials_are_the_forward_pass_scores_on_one_layer_models(model):
+    n = 12
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        base = "".join(rng.choice(list(model.alphabet), n))
+        free = rng.random(n) < 0.5
+        free[model.readout.index(model.n_tokens(n)) - model.input_offset()] = False
+        rho = "".join("*" if f else c for c, f in zip(base, free, strict=True))
+        got = potentials(model, rho, base)
+        off, n_tok = model.input_offset(), model.n_tokens(n)
+        r = model.readout.index(n_tok)
+        fixed = np.ones(n_tok, dtype=bool)
+        fixed[off : off + n][free] = False
+        want = np.full(n, -np.inf)
+        for p in np.flatnonzero(free):
+            for a in model.alphabet:
+                s = base[:p] + a + base[p + 1 :]
+                scores = forward(model, [s]).layers[-1].scores[0]  # (H, N, N)
+                for h, head in enumerate(model.layers[-1].heads):
+                    row = scores[h, r]
+                    pot = head.temperature(n_tok) * (row[off + p] - np.max(row[fixed]))
+                    want[p] = max(want[p], pot)
+        assert np.all(np.isneginf(got[~free]))
+        np.testing.assert_allclose(got[free], want[free], rtol=1e-9, atol=1e-9)
+
+
+def test_a_free_readout_position_is_split_first():
+    model = zoo_model("trained_hard_first_last")
+    n = 10
+    assert capture_order(model, "*" * n, "0" * n)[0] == n - 1
+    # nothing fixed to compete with (BOS-less, only the readout fixed… and it is free):
+    # no other position is ranked
+    assert list(capture_order(model, "*" * n, "0" * n)) == [n - 1]
+
+
+def test_the_first_capturable_position_ranks_first():
+    """First symbol 1, last 0: the readout looks for the leftmost 0 — the first free
+    position can take its attention, and ranks first."""
+    model = zoo_model("trained_hard_first_last")
+    n = 16
+    rho = "11" + "*" * (n - 3) + "0"
+    order = capture_order(model, rho, "11" + "1" * (n - 3) + "0")
+    assert order[0] == 2 and all(rho[p] == "*" for p in order)
+
+
+def test_a_trained_model_is_proved_correct_along_the_capture_chain():
+    """trained_hard_first_last at n = 24: proved correct on all 2²⁴ strings (kernel-checked
+    tree); the leaves form the capture chains (a few per position, not 2ⁿ)."""
+    model = zoo_model("trained_hard_first_last")
+    out = verify(model, "first_last", 24, progress=False)
+    assert out.check.accepted and out.proved == "correct" and out.undecided == 0
+    counts = out.leaf_counts()
+    assert counts["open"] == 0 and counts["bound"] + counts["exhaustive"] <= 2 * 24
+
+
+def test_capture_trees_agree_with_brute_force():
+    """At n = 10 the certified accuracy (exact, a point) equals brute force over every
+    string, on models where the capture ranking chooses the splits."""
+    lang = language("first_last")
+    for model in (zoo_model("trained_hard_first_last"), random_model(1, 2, 8, kind="softmax", seed=3)):
+        out = verify(model, lang, 10, exhaustive=0, progress=False)
+        assert out.leaf_counts()["bound"] > 0
+        strings = ["".join(p) for p in itertools.product(model.alphabet, repeat=10)]
+        acc = forward(model, strings, keep_attention=False).accept
+        right = sum(bool(a) == lang.contains(s) for a, s in zip(acc, strings, strict=True))
+        assert out.check.accepted and out.lower <= right / len(strings) <= out.upper
