@@ -88,7 +88,10 @@ def test_capture_trees_agree_with_brute_force():
     """At n = 10 the certified accuracy (exact, a point) equals brute force over every
     string, on models where the capture ranking chooses the splits."""
     lang = language("first_last")
-    for model in (zoo_model("trained_hard_first_last"), random_model(1, 2, 8, kind="softmax", seed=3)):
+    for model in (
+        zoo_model("trained_hard_first_last"),
+        random_model(1, 2, 8, kind="softmax", seed=3),
+    ):
         out = verify(model, lang, 10, exhaustive=0, progress=False)
         assert out.leaf_counts()["bound"] > 0
         strings = ["".join(p) for p in itertools.product(model.alphabet, repeat=10)]
