@@ -10,11 +10,11 @@ first-symbol-equals-last model (the readout looks for the leftmost 0) that is a 
 n splits, each child decided at once; the bound's own blame, which spreads over every
 free position whose key moves the logit's form, need not point there.
 
-For the last layer's heads, at the cube's base string (a completion of the cube), the
-readout row's query and every position's key are recomputed with each symbol in turn at
-every free position — the layer input at that position shifted by the difference of the
-two symbols' embeddings (exact for a one-layer model, an approximation deeper down: the
-residual stream carries the embedding). A free position's *potential* is
+For the last layer's heads: the readout row's query and the fixed tokens' keys are taken
+at the cube's base string (a completion of the cube), and a free position's key under
+symbol a at the string in which every free position carries a — exact when no earlier
+layer has a head (a key then depends on its own position and symbol only), a heuristic
+deeper down. A free position's *potential* is
 max over heads and symbols of β·(its score − the best score of a fixed token): ≥ 0 means
 it can take the attention from every fixed token. A free readout position comes first of
 all (+∞): its own symbol decides the query. Nothing here is trusted: it only
@@ -31,9 +31,20 @@ from attncert.model.spec import AttentionKind, Model
 FREE = "*"
 
 
+def exact_for(model: Model) -> bool:
+    """Whether :func:`potentials` is exact for ``model``: no layer before the last has a
+    head, so a key of the last layer depends on its own position and symbol only."""
+    return all(not layer.heads for layer in model.layers[:-1])
+
+
 def potentials(model: Model, rho: str, base: str) -> np.ndarray:
     """Per input position of ``rho``: its capture potential (module docstring; −inf at a
-    fixed position, and everywhere when the last layer has no head or a pooled readout)."""
+    fixed position, and everywhere when the last layer has no head or a pooled readout).
+
+    The keys of a free position under symbol a are those of the string in which every
+    free position carries a (|Σ| passes); the query and the fixed tokens' keys, those of
+    ``base``. Exact when :func:`exact_for` holds; deeper, the other free positions'
+    symbols move a key too, and the ranking is a heuristic (it only orders splits)."""
     n = len(rho)
     out = np.full(n, -np.inf)
     free = np.array([c == FREE for c in rho])
@@ -42,35 +53,30 @@ def potentials(model: Model, rho: str, base: str) -> np.ndarray:
     off = model.input_offset()
     n_tok = model.n_tokens(n)
     r = model.readout.index(n_tok)
-    tr = forward(model, [base], keep_attention=False)
-    x = tr.embeddings[0] if len(model.layers) == 1 else tr.layers[-2].output[0]
-    layer = model.layers[-1]
-    word = model.embedding.word
-    vocab = model.embedding.vocab
-    ids = np.array([vocab.index(c) for c in base])
     fixed_tok = np.ones(n_tok, dtype=bool)
     fixed_tok[off : off + n][free] = False
     if not fixed_tok[r]:  # the readout's own symbol is free: its query is not determined
         out[r - off] = np.inf
         return out
+    filled = [
+        "".join(a if f else c for c, f in zip(base, free, strict=True)) for a in model.alphabet
+    ]
+    tr = forward(model, [base, *filled], keep_attention=False)
+    x = tr.embeddings if len(model.layers) == 1 else tr.layers[-2].output  # (1 + |Σ|, N, d)
+    layer = model.layers[-1]
+    u = layer_norm(layer.norm1, x) if layer.pre_norm and layer.norm1 else x
     for head in layer.heads:
         beta = head.temperature(n_tok) if head.kind is AttentionKind.SOFTMAX else 1.0
         visible = head.mask.matrix(n_tok)[r]
-        u = layer_norm(layer.norm1, x) if layer.pre_norm and layer.norm1 else x
-        q = u[r] @ head.w_q.T + head.bias("b_q")
-        k = u @ head.w_k.T + head.bias("b_k")
-        s = k @ q
         seen = visible & fixed_tok
         if not seen.any():  # nothing fixed to compete with: no ranking from this head
             continue
-        best = np.max(s[seen])
-        for a in model.alphabet:
-            xa = x[off : off + n] + (word[vocab.index(a)] - word[ids])
-            ua = layer_norm(layer.norm1, xa) if layer.pre_norm and layer.norm1 else xa
-            sa = (ua @ head.w_k.T + head.bias("b_k")) @ q
-            pot = beta * (sa - best)
-            ok = free & visible[off : off + n]
-            out[ok] = np.maximum(out[ok], pot[ok])
+        q = u[0, r] @ head.w_q.T + head.bias("b_q")
+        s = (u @ head.w_k.T + head.bias("b_k")) @ q  # (1 + |Σ|, N)
+        best = np.max(s[0, seen])
+        pot = beta * (np.max(s[1:, off : off + n], axis=0) - best)
+        ok = free & visible[off : off + n]
+        out[ok] = np.maximum(out[ok], pot[ok])
     return out
 
 
