@@ -11,6 +11,8 @@ Rows:
   proved correct on all 2¹⁰²⁴ strings, or not, with the time of search + kernel check.
 
     python benchmarks/bench_verify.py [--json out.json] [--time-limit 60] [--quick]
+    python benchmarks/bench_verify.py --models trained_hard_parity --ns 64 1024 --no-compiled
+    PYTHONPATH=/tmp/base/src python benchmarks/bench_verify.py ...   # the same cells, another checkout
 """
 
 from __future__ import annotations
@@ -118,10 +120,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="n = 12 and 64 only, two regimes")
     ap.add_argument("--models", nargs="*", help="only these trained models")
     ap.add_argument("--no-compiled", action="store_true")
+    ap.add_argument("--ns", nargs="*", type=int, help="only these lengths (trained models)")
+    ap.add_argument("--formulas", nargs="*", help="only these compiled formulas")
+    ap.add_argument("--regimes", nargs="*", choices=REGIMES, help="only these regimes")
     args = ap.parse_args()
     check_dfas()
     rows = []
     ns = (12, 64) if args.quick else (16, 64, 1024)
+    ns = tuple(args.ns) if args.ns else ns
     for name, lang_name in TRAINED:
         if args.models is not None and name not in args.models:
             continue
@@ -155,7 +161,9 @@ def main() -> int:
             rows.append(row)
             print(json.dumps(row), flush=True)
     for formula, dfa in () if args.no_compiled else COMPILED:
-        for regime in REGIMES[:2] if args.quick else REGIMES:
+        if args.formulas is not None and formula not in args.formulas:
+            continue
+        for regime in args.regimes or (REGIMES[:2] if args.quick else REGIMES):
             model = compile_formula(formula, regime, alphabet="01")
             for n in (64,) if args.quick else (1024,):
                 t = time.perf_counter()
@@ -176,7 +184,8 @@ def main() -> int:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     if args.json:  # the machine record every benchmark writes (CPU, load, versions)
-        write_json(args.json, {"meta": machine(), "rows": rows})
+        meta = dict(machine(), package=os.path.dirname(sys.modules["attncert"].__file__))
+        write_json(args.json, {"meta": meta, "rows": rows})
     return 0
 
 
