@@ -11,11 +11,14 @@ bound, then branch where the bound blames most). Cubes are taken largest first, 
 undecided measure falls as fast as the bound allows; when the budget (time, nodes) runs
 out, what is left is recorded as open leaves with its exact measure.
 
-Which position to split: the one the affine bound blames most — the largest spread of
-the logit form's coefficients over that position's symbols (:attr:`AffineRange.blame`) —
-and where the bound gave nothing (its forms fell back to boxes), the first free position
-of a ranking made once at the root: how far the float logit moves when the position's
-symbol changes, at the base string and at its complement (:func:`sensitivity`).
+Which position to split: first a free position that can capture the readout's attention
+(:func:`attncert.soft.verify.capture.capture_order`: a free readout position, then the
+positions whose key can come within e⁸ of the best fixed token's score, highest first);
+else the one the affine bound blames most — the largest spread of the logit form's
+coefficients over that position's symbols (:attr:`AffineRange.blame`) — and where the
+bound gave nothing (its forms fell back to boxes), the first free position of a ranking
+made once at the root: how far the float logit moves when the position's symbol changes,
+at the base string and at its complement (:func:`sensitivity`).
 
 Every leaf's claims are re-derived by :mod:`attncert.kernel.verify`; nothing here is
 trusted.
