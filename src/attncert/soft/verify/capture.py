@@ -23,9 +23,11 @@ chooses where to split; every leaf is re-derived by :mod:`attncert.kernel.verify
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from attncert.model.forward import forward, layer_norm
+from attncert.model.forward import embed, forward_tokens, layer_norm
 from attncert.model.spec import AttentionKind, Model
 
 FREE = "*"
@@ -61,8 +63,7 @@ def potentials(model: Model, rho: str, base: str) -> np.ndarray:
     filled = [
         "".join(a if f else c for c, f in zip(base, free, strict=True)) for a in model.alphabet
     ]
-    tr = forward(model, [base, *filled], keep_attention=False)
-    x = tr.embeddings if len(model.layers) == 1 else tr.layers[-2].output  # (1 + |Σ|, N, d)
+    x = _last_layer_input(model, [base, *filled])  # (1 + |Σ|, N, d)
     layer = model.layers[-1]
     u = layer_norm(layer.norm1, x) if layer.pre_norm and layer.norm1 else x
     for head in layer.heads:
@@ -78,6 +79,16 @@ def potentials(model: Model, rho: str, base: str) -> np.ndarray:
         ok = free & visible[off : off + n]
         out[ok] = np.maximum(out[ok], pot[ok])
     return out
+
+
+def _last_layer_input(model: Model, strings: list[str]) -> np.ndarray:
+    """The residual stream entering the last layer (the embeddings for a one-layer model:
+    no attention is evaluated, as none is needed)."""
+    tokens = np.array([model.encode(s) for s in strings])
+    if len(model.layers) == 1:
+        return embed(model, tokens)
+    head = dataclasses.replace(model, layers=model.layers[:-1], final_norm=None)
+    return forward_tokens(head, tokens, keep_attention=False).layers[-1].output
 
 
 def capture_order(model: Model, rho: str, base: str, *, within: float = 8.0) -> np.ndarray:
