@@ -108,3 +108,12 @@ def test_capture_trees_agree_with_brute_force():
         acc = forward(model, strings, keep_attention=False).accept
         right = sum(bool(a) == lang.contains(s) for a, s in zip(acc, strings, strict=True))
         assert out.check.accepted and out.lower <= right / len(strings) <= out.upper
+
+
+def test_the_string_by_string_budget_shrinks_with_the_square_of_n():
+    from attncert.soft.verify.search import Budget
+
+    b = Budget(exhaustive=4096, direct=64)
+    assert b.at(16) == (4096, 64) and b.at(64) == (4096, 64)
+    assert b.at(128) == (1024, 16) and b.at(1024) == (16, 1)
+    assert Budget(exhaustive=0).at(4096) == (0, 1)  # one string is always evaluated

@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=4096,
         help="cubes with at most this many completions are evaluated string by string "
-        "when the bound does not decide them (default 4096)",
+        "when the bound does not decide them (default 4096; scaled by (64/n)² beyond n = 64)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the root's base string")
     p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")

@@ -59,6 +59,14 @@ class Budget:
     exhaustive: int = 4096
     direct: int = 64  # cubes this small are evaluated string by string without a bound
 
+    def at(self, n: int) -> tuple[int, int]:
+        """(exhaustive, direct) at length n: as given up to n = 64; beyond, scaled by
+        (64/n)² — one string's rigorous evaluation costs O(n²), while a bound on a cube
+        costs about as much as one string (at n = 1024, 4096 completions took minutes and
+        the affine bound milliseconds). A single string is always evaluated directly."""
+        scale = min(1.0, (64.0 / n) ** 2)
+        return int(self.exhaustive * scale), max(1, int(self.direct * scale))
+
 
 @dataclass
 class SearchStats:
@@ -125,16 +133,15 @@ def search(
     stats.bound_free, stats.bound_refusal = bound_reach(model, n)
     push(_Cube(0, FREE * n, base, None))
     # the smallest cubes anything can decide, and whether the node budget reaches them
-    reach = max(
-        stats.bound_free, int(np.floor(np.log(max(budget.exhaustive, 1)) / np.log(len(alpha))))
-    )
+    exhaustive = budget.at(n)[0]
+    reach = max(stats.bound_free, int(np.floor(np.log(max(exhaustive, 1)) / np.log(len(alpha)))))
     depth = n - reach
     far = depth > 0 and depth * np.log(len(alpha)) > np.log(max(budget.nodes, 1))
     if far and stats.bound_free < n:
         stats.stopped = (
             f"no cube can be decided within the node budget: the bound applies to at most "
             f"{max(stats.bound_free, 0)} free positions and string-by-string evaluation to "
-            f"{budget.exhaustive} completions, {depth} splits deep"
+            f"{exhaustive} completions, {depth} splits deep"
         )
         heap.clear()
         tree.leaf(0, Leaf("open", reason=stats.stopped))
@@ -179,7 +186,8 @@ def search(
 def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
     """(leaf or None, the split ranking the bound suggests)."""
     size = cube_size(len(model.alphabet), cube.rho)
-    if size <= budget.direct:
+    exhaustive, direct = budget.at(len(cube.rho))
+    if size <= direct:
         return _exhaustive(model, lang, cube.rho, stats), None
     free = cube.rho.count(FREE)
     got = None
@@ -196,7 +204,7 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
             return _bound_leaf(model, lang, cube, got), None
         except UnsupportedError:  # a Dyck-k count beyond its stack budget: split further
             got = None
-    if size <= budget.exhaustive:
+    if size <= exhaustive:
         return _exhaustive(model, lang, cube.rho, stats), None
     order = None
     if got is not None and got.blame is not None and np.max(got.blame) > 0:
