@@ -13,6 +13,7 @@ Rows:
     python benchmarks/bench_verify.py [--json out.json] [--time-limit 60] [--quick]
     python benchmarks/bench_verify.py --models trained_hard_parity --ns 64 1024 --no-compiled
     PYTHONPATH=/tmp/base/src python benchmarks/bench_verify.py ...   # the same cells, another checkout
+    python benchmarks/bench_verify.py --compare before.json after.json  # the A/B table
 """
 
 from __future__ import annotations
@@ -113,8 +114,37 @@ def brute(model, lang, n: int) -> tuple[float, float]:
     return right / len(strings), time.perf_counter() - t
 
 
+def _cell(r: dict) -> str:
+    lv = r["leaves"]
+    leaves = f"{lv['bound']}/{lv['exhaustive']}/{lv['open']}"
+    und = r.get("undecided", "")
+    interval = f"[{r['lower']}, {r['upper']}]" + (
+        f", undecided {und}" if und not in ("0", "") else ""
+    )
+    total = r["search_s"] + r["check_s"]
+    return f"{r['verdict']} {interval} | {leaves} | {total:.1f}"
+
+
+def compare(base_path: str, new_path: str) -> str:
+    """A markdown table: the same cells from two runs (before | after)."""
+    with open(base_path) as f:
+        base = {(r["model"], r["n"]): r for r in json.load(f)["rows"]}
+    with open(new_path) as f:
+        new = json.load(f)["rows"]
+    out = [
+        "| model | n | before: verdict, certified accuracy | leaves b/e/o | s | "
+        "after: verdict, certified accuracy | leaves b/e/o | s |",
+        "|---|---:|---|---|---:|---|---|---:|",
+    ]
+    for r in new:
+        b = base.get((r["model"], r["n"]))
+        out.append(f"| {r['model']} | {r['n']} | {_cell(b) if b else '– | – | –'} | {_cell(r)} |")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="print the A/B table")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--quick", action="store_true", help="n = 12 and 64 only, two regimes")
@@ -124,6 +154,9 @@ def main() -> int:
     ap.add_argument("--formulas", nargs="*", help="only these compiled formulas")
     ap.add_argument("--regimes", nargs="*", choices=REGIMES, help="only these regimes")
     args = ap.parse_args()
+    if args.compare:
+        print(compare(*args.compare))
+        return 0
     check_dfas()
     rows = []
     ns = (12, 64) if args.quick else (16, 64, 1024)
