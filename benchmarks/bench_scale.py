@@ -158,6 +158,12 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     t = time.perf_counter()
     forward(model, [s], keep_attention=False)
     rec["forward_lean"] = round(time.perf_counter() - t, 3)
+    if spec.get("decide_one"):  # the kernel's rigorous decision of the same string (issue 25)
+        from attncert.kernel.forward import decide
+
+        t = time.perf_counter()
+        decide(model, s)
+        rec["decide_one"] = round(time.perf_counter() - t, 3)
     if n <= spec["trace_max"]:
         t = time.perf_counter()
         forward(model, [s])
@@ -278,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also run every cell with the attncert package in DIR (another checkout's src/), "
         "alternating with this tree's, cell by cell",
     )
+    ap.add_argument(
+        "--decide-one",
+        action="store_true",
+        help="also time the kernel's rigorous decision of the forward pass's string (the "
+        "floor of any check that decides the certificate's strings)",
+    )
     ap.add_argument("--json", metavar="PATH")
     ap.add_argument("--from-json", metavar="PATH")
     args = ap.parse_args(argv)
@@ -313,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                 "language": args.language,
                 "time_limit": args.time_limit,
                 "trace_max": args.trace_max,
+                "decide_one": args.decide_one,
             }
             trees: list[tuple[str, str | None]] = [("this", None)]
             if args.baseline_src:

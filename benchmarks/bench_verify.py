@@ -209,6 +209,7 @@ def main() -> int:
                     "verdict": out.verdict,
                     "lower": sci(out.lower),
                     "upper": sci_up(out.upper),
+                    "undecided": sci_up(out.undecided),
                     "leaves": out.leaf_counts(),
                     "search_s": round(out.search_seconds, 1),
                     "check_s": round(out.check_seconds, 1),
