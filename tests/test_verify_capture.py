@@ -92,6 +92,10 @@ def test_a_trained_model_is_proved_correct_along_the_capture_chain():
     assert out.check.accepted and out.proved == "correct" and out.undecided == 0
     counts = out.leaf_counts()
     assert counts["open"] == 0 and counts["bound"] + counts["exhaustive"] <= 2 * 24
+    # every split was chosen by the capture rule, and the summary says so
+    assert out.stats.split_rules == {"capture": out.stats.splits} and out.stats.splits > 0
+    assert f"splits: {out.stats.splits} ({out.stats.splits} capture, 0 blame" in out.summary()
+    assert out.to_dict()["split_rules"] == {"capture": out.stats.splits}
 
 
 def test_capture_trees_agree_with_brute_force():

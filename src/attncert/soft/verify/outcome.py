@@ -159,6 +159,13 @@ class VerifyOutcome:
             f"{lc['open']} open leaves); search {self.search_seconds:.1f} s, kernel check "
             f"{self.check_seconds:.1f} s",
         ]
+        if self.stats.splits:
+            rules = self.stats.split_rules
+            lines.append(
+                f"splits: {self.stats.splits} ("
+                + ", ".join(f"{rules.get(r, 0)} {r}" for r in ("capture", "blame", "sensitivity"))
+                + "; docs/verify.md, 'Branch and bound')"
+            )
         if self.check.accepted:
             lines.append(
                 f"certified accuracy over all {len(c.alphabet)}^{c.n} strings (uniform): "
@@ -207,6 +214,7 @@ class VerifyOutcome:
             "search_seconds": round(self.search_seconds, 3),
             "check_seconds": round(self.check_seconds, 3),
             "stopped": self.stats.stopped,
+            "split_rules": dict(self.stats.split_rules),
         }
 
 

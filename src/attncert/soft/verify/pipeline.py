@@ -133,6 +133,7 @@ def verify(
             "exhaustive_strings": stats.exhaustive_strings,
             "exhaustive_seconds": round(stats.exhaustive_seconds, 3),
             "splits": stats.splits,
+            "split_rules": dict(stats.split_rules),
             "stopped": stats.stopped,
             "seed": seed,
         },

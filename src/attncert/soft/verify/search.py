@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -78,6 +78,7 @@ class SearchStats:
     stopped: str = ""  # why the search stopped early ("" when every cube was decided)
     bound_free: int = 0  # the most free positions the affine bound accepts at this n
     bound_refusal: str = ""  # why it refuses more (its work budget), if it does
+    split_rules: dict[str, int] = field(default_factory=dict)  # which rule chose each split
 
 
 @dataclass
@@ -155,7 +156,7 @@ def search(
             stats.stopped = f"node limit ({budget.nodes})"
             break
         _, _, cube = heapq.heappop(heap)
-        leaf, order = _decide(model, lang, cube, budget, stats)
+        leaf, order, rule = _decide(model, lang, cube, budget, stats)
         if leaf is not None:
             tree.leaf(cube.node, leaf)
             decided += len(alpha) ** (cube.rho.count(FREE) - n)
@@ -165,6 +166,8 @@ def search(
             p = _first_free(cube.rho, order if order is not None else cube.order)
             tree.split(cube.node, p)
             stats.splits += 1
+            rule = rule if order is not None else "sensitivity"
+            stats.split_rules[rule] = stats.split_rules.get(rule, 0) + 1
             rest = cube.order[cube.order != p]
             for a in alpha:
                 k = tree.child(cube.node, a)
@@ -184,11 +187,12 @@ def search(
 
 
 def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
-    """(leaf or None, the split ranking the bound suggests)."""
+    """(leaf or None, the split ranking, the rule that made it: "capture", "blame" or
+    None — then the root's sensitivity ranking applies)."""
     size = cube_size(len(model.alphabet), cube.rho)
     exhaustive, direct = budget.at(len(cube.rho))
     if size <= direct:
-        return _exhaustive(model, lang, cube.rho, stats), None
+        return _exhaustive(model, lang, cube.rho, stats), None, None
     free = cube.rho.count(FREE)
     got = None
     if free <= stats.bound_free:  # beyond it the affine method refuses (work budget)
@@ -201,20 +205,21 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
         stats.bound_seconds += time.perf_counter() - t
     if got is not None and got.decision is not None:
         try:
-            return _bound_leaf(model, lang, cube, got), None
+            return _bound_leaf(model, lang, cube, got), None, None
         except UnsupportedError:  # a Dyck-k count beyond its stack budget: split further
             got = None
     if size <= exhaustive:
-        return _exhaustive(model, lang, cube.rho, stats), None
-    order = None
+        return _exhaustive(model, lang, cube.rho, stats), None, None
+    order, rule = None, None
     if got is not None and got.blame is not None and np.max(got.blame) > 0:
         free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
-        order = free[np.argsort(-np.asarray(got.blame), kind="stable")]
+        order, rule = free[np.argsort(-np.asarray(got.blame), kind="stable")], "blame"
     first = capture_order(model, cube.rho, cube.base)
     if len(first):
         rest = order if order is not None else cube.order
         order = first if rest is None else np.concatenate([first, rest])
-    return None, order
+        rule = "capture"
+    return None, order, rule
 
 
 def bound_reach(model: Model, n: int) -> tuple[int, str]:
