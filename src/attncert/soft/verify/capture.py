@@ -7,8 +7,9 @@ fixed part: a free position could take the attention if it carried the right sym
 Splitting it settles that — one child where it takes the attention, one where it
 cannot — and the bound then decides both. Along a cube such as 1·1ᵏ·∗ⁿ⁻ᵏ⁻²·0 of a
 first-symbol-equals-last model (the readout looks for the leftmost 0) that is a chain of
-n splits, each child decided at once; the bound's own blame, which spreads over every
-free position whose key moves the logit's form, need not point there.
+n splits, each with one child the bound decides at once (the 0 takes the attention) and
+one that continues; the bound's own blame, which spreads over every free position whose
+key moves the logit's form, need not point there.
 
 For the last layer's heads: the readout row's query and the fixed tokens' keys are taken
 at the cube's base string (a completion of the cube), and a free position's key under
