@@ -82,6 +82,21 @@ def test_ties_are_found_with_a_real_witness():
         soft_simulation(hard, 4)
 
 
+def test_the_enumeration_records_the_exact_decisions():
+    """``LengthReport.accepted`` is exactly the set of enumerated inputs the model accepts
+    (brute force with ``accepts_exact``); after a tie, of the inputs enumerated so far."""
+    hard, _ = _hard("parity")
+    for rep in check_uniform_tieless(hard, 5).lengths:
+        strings = all_strings(hard.alphabet, rep.n)
+        assert rep.strings == len(strings)
+        assert rep.accepted == {s for s in strings if accepts_exact(hard, s)}
+        assert 0 < len(rep.accepted) < len(strings)
+    ones = zoo_model("ones_star")
+    last = check_uniform_tieless(ones, 4).lengths[-1]
+    seen = all_strings(ones.alphabet, last.n)[: last.strings]
+    assert last.ties and last.accepted == {s for s in seen if accepts_exact(ones, s)}
+
+
 def test_refusals():
     with pytest.raises(UnsupportedError):
         check_uniform_tieless(compile_formula("prev Q_a", alphabet="ab"), 3)

@@ -70,6 +70,7 @@ class LengthReport:
     activation_bound: Fraction  # max |entry| of every hard activation, all layers
     margin: Fraction  # min |logit| at the decision position
     ties: tuple[Tie, ...] = ()
+    accepted: frozenset[str] = frozenset()  # of the `strings` enumerated, those accepted
 
     @property
     def tieless(self) -> bool:
@@ -159,10 +160,13 @@ def _check_length(model: Model, n: int, uni: set[tuple[int, int]], stop: bool) -
     act = fmpq(0)
     margin: fmpq | None = None
     count = 0
+    accepted: set[str] = set()
     for symbols in itertools.product(model.alphabet, repeat=n):
         string = "".join(symbols)
         count += 1
         tr = forward_exact_tokens(model, model.encode(string))
+        if tr.accept:
+            accepted.add(string)
         for mat in (
             tr.embeddings,
             *(lt.output for lt in tr.layers),
@@ -198,6 +202,7 @@ def _check_length(model: Model, n: int, uni: set[tuple[int, int]], stop: bool) -
                                 to_fraction(act),
                                 to_fraction(margin),
                                 tuple(ties),
+                                frozenset(accepted),
                             )
                         continue
                     if len(vis) > 1:
@@ -206,7 +211,13 @@ def _check_length(model: Model, n: int, uni: set[tuple[int, int]], stop: bool) -
                         cur = gaps[(li, hi)]
                         gaps[(li, hi)] = g if cur is None or g < cur else cur
     return LengthReport(
-        n, count, _fr(gaps), to_fraction(act), to_fraction(margin or fmpq(0)), tuple(ties)
+        n,
+        count,
+        _fr(gaps),
+        to_fraction(act),
+        to_fraction(margin or fmpq(0)),
+        tuple(ties),
+        frozenset(accepted),
     )
 
 

@@ -32,7 +32,6 @@ e. cross-check: the float softmax forward pass of the soft model agrees with the
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from fractions import Fraction
@@ -41,6 +40,7 @@ from typing import Any
 
 from attncert.errors import AttncertError
 from attncert.io import write_atomic
+from attncert.languages.base import all_strings
 from attncert.proofcheck.kinds import ArtifactKind, Context, Outcome, entry
 from attncert.proofcheck.manifest import Manifest, ModelRef
 
@@ -142,24 +142,22 @@ def _readout_l1(model: Any) -> Fraction:
     return sum((abs(Fraction(float(v))) for v in model.readout.weight), Fraction(0))
 
 
-def _strings(alphabet: tuple[str, ...], n: int) -> list[str]:
-    return ["".join(p) for p in itertools.product(alphabet, repeat=n)]
-
-
 def _head_key(li: int, hi: int) -> str:
     return f"{li}.{hi}"
 
 
 def certified_lengths(
-    hard: Any, soft: Any, max_len: int
+    hard: Any, soft: Any, max_len: int, report: Any = None
 ) -> tuple[list[dict], dict[int, Fraction], list[str]]:
     """Parts (b) and (c): the per-n rows of ``proof.json`` recomputed from the two models,
     the exact upper end of each n's certified error ball, and the failures (ties, bounds
-    that do not beat the margin)."""
+    that do not beat the margin). ``report``: the hard model's
+    ``check_uniform_tieless(hard, max_len, stop_at_tie=True)``, if the caller has it."""
     from attncert.compile.tieless import _arb, check_uniform_tieless, error_bound, layer_norms
 
     failures: list[str] = []
-    report = check_uniform_tieless(hard, max_len, stop_at_tie=True)
+    if report is None:
+        report = check_uniform_tieless(hard, max_len, stop_at_tie=True)
     tie = report.first_tie
     if tie is not None:
         failures.append(
@@ -373,7 +371,7 @@ def _language_check(hard: Any, soft: Any, lang_name: Any, max_len: int, failures
         return 0
     members = 0
     for n in range(1, max_len + 1):
-        strings = _strings(hard.alphabet, n)
+        strings = list(all_strings(hard.alphabet, n))
         truth = [lang.contains(s) for s in strings]
         members += sum(truth)
         for s, t in zip(strings, truth, strict=True):
