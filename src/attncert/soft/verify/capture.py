@@ -30,8 +30,7 @@ import numpy as np
 
 from attncert.model.forward import embed, forward_tokens, layer_norm
 from attncert.model.spec import AttentionKind, Model
-
-FREE = "*"
+from attncert.restriction import FREE
 
 
 def exact_for(model: Model) -> bool:

@@ -42,11 +42,9 @@ from attncert.languages.base import Language
 from attncert.languages.counting import completion, count_members, cube_size
 from attncert.model.forward import forward
 from attncert.model.spec import Model
-from attncert.restriction import Restriction
+from attncert.restriction import FREE, Restriction
 from attncert.soft.certified.restriction import influence
 from attncert.soft.verify.capture import capture_order
-
-FREE = "*"
 
 
 @dataclass(frozen=True)
