@@ -6,7 +6,7 @@ For k = 2, 3, 4: *derive* = H1–H3 from the weights (:mod:`attncert.kernel.tiel
 *certificate* = the error majorants and N₀ (:func:`all_lengths_certificate`, untrusted, which
 calls the kernel once), *kernel* = :func:`attncert.kernel.tieless_all_lengths.check` again
 (what ``attncert check`` runs), *exhaustive* = the per-length part below N₀ and the language
-check on every input of length ≤ 4 (:func:`certified_lengths` + exact decisions). The
+check on every input of length ≤ 4 (:func:`short_inputs`: one exact pass). The
 yardstick in the same run is the previous method: the per-length arb certification of
 lengths 5…1024 from the construction's stated facts (:func:`attncert.compile.dyck.
 certify_lengths`), which covers 1,020 lengths where the new proof covers all of them.
@@ -15,7 +15,6 @@ certify_lengths`), which covers 1,020 lengths where the new proof covers all of 
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import sys
 import time
@@ -26,8 +25,7 @@ from attncert.io import write_json
 from attncert.kernel.tieless_all_lengths import check
 from attncert.kernel.tieless_program import derive
 from attncert.languages import language
-from attncert.model import accepts_exact
-from attncert.proofcheck.kinds.tieless_simulation import certified_lengths
+from attncert.proofcheck.kinds.tieless_simulation import short_inputs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_certify import machine
@@ -48,13 +46,7 @@ def bench(k: int) -> dict:
     rep = check(cert, soft)
     t_kernel = time.perf_counter() - t0
     t0 = time.perf_counter()
-    _, _, fails = certified_lengths(hard, soft, EXHAUSTIVE)
-    lang = language(f"dyck{k}")
-    wrong = sum(
-        accepts_exact(hard, "".join(w)) != lang.contains("".join(w))
-        for n in range(1, EXHAUSTIVE + 1)
-        for w in itertools.product(hard.alphabet, repeat=n)
-    )
+    fails, wrong = short_inputs(hard, soft, language(f"dyck{k}"), EXHAUSTIVE)
     t_exh = time.perf_counter() - t0
     t0 = time.perf_counter()
     worst = certify_lengths(hard, soft.layers[1].heads[0].temperature, range(5, 1025))

@@ -214,6 +214,37 @@ def test_swapped_bracket_types_are_caught(hard):
     assert bool(acc[0]) and not bool(acc[1])
 
 
+def test_short_inputs_decide_each_input_once_and_as_brute_force_does(hard, soft):
+    """``short_inputs`` (the all-length proof's check below N₀) takes the decisions the
+    tieless enumeration recorded: on the program, a bracket-swapped one and one whose tie
+    stops the enumeration early (the rest decided anew), its wrong inputs are exactly brute
+    force's."""
+    from attncert.languages import language
+    from attncert.model import accepts_exact
+    from attncert.proofcheck.kinds.tieless_simulation import short_inputs
+
+    lang = language("dyck2")
+    h = hard.layers[3].heads[0]
+    w_k = h.w_k.copy()
+    w_k[1, hard.meta["coordinates"].index("pe:1*[i]")] = 0.0
+    swapped = _replace_head(hard, 3, 0, w_v=h.w_v[::-1].copy())
+    tied = _replace_head(hard, 3, 0, w_k=w_k)
+    for model, tie in ((hard, False), (swapped, False), (tied, True)):
+        fails, wrong = short_inputs(model, soft, lang, 3)
+        brute = [
+            w
+            for n in range(1, 4)
+            for w in _strings(ALPHABET, n)
+            if accepts_exact(model, w) != lang.contains(w)
+        ]
+        assert wrong == brute and bool(fails) == tie
+    # the tie stops the enumeration 5 inputs into length 2: lengths 2 and 3 decided anew
+    stopped = check_uniform_tieless(tied, 3).lengths
+    assert [(r.n, r.strings) for r in stopped] == [(1, 4), (2, 5)]
+    assert "(]" in short_inputs(swapped, soft, lang, 3)[1]
+    assert short_inputs(hard, soft, lang, 3) == ([], [])
+
+
 # ----- Theorem 26: the softmax simulation -----------------------------------------------------
 
 

@@ -297,15 +297,13 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     import time
 
     from attncert.compile.dyck import PROGRAMS, dyck_soft_model
-    from attncert.compile.tieless import check_uniform_tieless, to_average_hard
+    from attncert.compile.tieless import to_average_hard
     from attncert.compile.tieless_all_lengths import all_lengths_certificate, diagnose
     from attncert.errors import InputError, ParameterError
     from attncert.kernel import tieless_all_lengths as K
     from attncert.languages import language
-    from attncert.languages.base import all_strings
-    from attncert.model import accepts_exact
     from attncert.model.spec import AttentionKind
-    from attncert.proofcheck.kinds.tieless_simulation import certified_lengths
+    from attncert.proofcheck.kinds.tieless_simulation import short_inputs
 
     for flag, bad in (
         ("--output", args.output is not None),
@@ -348,19 +346,7 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
         diagnosis = diagnose(soft)
     report = K.check(cert, soft) if cert is not None else None
     exhaustive = 4
-    tieless = check_uniform_tieless(hard, exhaustive, stop_at_tie=True)
-    _, _, fails = certified_lengths(hard, soft, exhaustive, tieless)
-    # the exact decisions of that enumeration, where it covered a whole length (it stops
-    # at a tie); any other length is decided here
-    done = {
-        rep.n: rep.accepted for rep in tieless.lengths if rep.strings == len(hard.alphabet) ** rep.n
-    }
-    wrong = [
-        s
-        for n in range(1, exhaustive + 1)
-        for s in all_strings(hard.alphabet, n)
-        if ((s in done[n]) if n in done else accepts_exact(hard, s)) != lang.contains(s)
-    ]
+    fails, wrong = short_inputs(hard, soft, lang, exhaustive)
     ok = report is not None and report.accepted and not fails
     refuted = bool(wrong) or (diagnosis is not None and diagnosis.counterexample is not None)
     verdict = Verdict.REFUTED if refuted else Verdict.CERTIFIED if ok else Verdict.UNDECIDED

@@ -69,7 +69,7 @@ ALL_LENGTHS_MEANS = (
     "exactly on every enumerated input"
 )
 
-__all__ = ["KIND", "certified_lengths", "first_difference"]
+__all__ = ["KIND", "certified_lengths", "first_difference", "short_inputs"]
 
 
 # ----- shared by generator and checker ---------------------------------------------------
@@ -489,6 +489,27 @@ def check(ctx: Context) -> Outcome:
             *(() if tail is None else (tail,)),
         ),
     )
+
+
+def short_inputs(hard: Any, soft: Any, lang: Any, max_len: int) -> tuple[list[str], list[str]]:
+    """Theorem 26 below N₀ and the program's language on every input of length ≤
+    ``max_len``: (the failures of :func:`certified_lengths`, the inputs on which the hard
+    program's exact decision differs from ``lang``). One exact pass: the decisions are
+    those the tieless enumeration recorded (``LengthReport.accepted``) wherever it covered
+    a whole length — it stops at a tie — and are computed here for any other length."""
+    from attncert.compile.tieless import check_uniform_tieless
+    from attncert.model import accepts_exact
+
+    tieless = check_uniform_tieless(hard, max_len, stop_at_tie=True)
+    _, _, fails = certified_lengths(hard, soft, max_len, tieless)
+    done = {r.n: r.accepted for r in tieless.lengths if r.strings == len(hard.alphabet) ** r.n}
+    wrong = [
+        s
+        for n in range(1, max_len + 1)
+        for s in all_strings(hard.alphabet, n)
+        if ((s in done[n]) if n in done else accepts_exact(hard, s)) != lang.contains(s)
+    ]
+    return fails, wrong
 
 
 def _all_lengths(
