@@ -9,6 +9,7 @@ are re-checked by the kernel and, at small n, by brute force.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -112,6 +113,28 @@ def test_capture_trees_agree_with_brute_force():
         acc = forward(model, strings, keep_attention=False).accept
         right = sum(bool(a) == lang.contains(s) for a, s in zip(acc, strings, strict=True))
         assert out.check.accepted and out.lower <= right / len(strings) <= out.upper
+
+
+def test_a_perturbed_trained_model_is_not_proved_correct():
+    """The chain proof must say no when the model is wrong: with the [i=1] feature's
+    embedding weight halved, trained_hard_first_last errs on a quarter of the strings, and
+    verify proves it wrong (an arb-confirmed witness) with brute force inside its
+    interval."""
+    model = zoo_model("trained_hard_first_last")
+    emb = model.embedding
+    k = [f.name for f in emb.features].index("[i=1]")
+    w = emb.pos_weight.copy()
+    w[:, k] *= 0.5
+    bad = dataclasses.replace(model, embedding=dataclasses.replace(emb, pos_weight=w))
+    lang, n = language("first_last"), 10
+    strings = ["".join(p) for p in itertools.product(bad.alphabet, repeat=n)]
+    acc = forward(bad, strings, keep_attention=False).accept
+    right = sum(bool(a) == lang.contains(s) for a, s in zip(acc, strings, strict=True))
+    assert 0 < right < len(strings)
+    out = verify(bad, lang, n, exhaustive=0, progress=False)
+    assert out.check.accepted and out.proved == "wrong" and out.verdict == "REFUTED"
+    assert out.lower <= right / len(strings) <= out.upper and out.lower < 1
+    assert out.leaf_counts()["bound"] > 0 and out.stats.split_rules.get("capture", 0) > 0
 
 
 def test_the_string_by_string_budget_shrinks_with_the_square_of_n():
