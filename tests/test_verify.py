@@ -293,9 +293,12 @@ def test_exact_parity_models_never_get_a_bound_cube_with_a_free_position():
 
 
 def test_an_exhausted_budget_is_undecided_never_proved():
-    model = zoo_model("trained_parity")
-    out = verify(model, "parity", 64, time_limit=0.5, progress=False)
+    """trained_first_last is right on every string sampled at n = 64 (so no witness is
+    carved; trained_parity, which used to stand here, is now proved wrong by one)."""
+    model = zoo_model("trained_first_last")
+    out = verify(model, "first_last", 64, time_limit=0.5, progress=False)
     assert out.check.accepted and out.verdict == "UNDECIDED" and out.proved is None
+    assert out.stats.witness is not None and out.stats.witness.misclassified == 0
     assert out.undecided > 0 and float(out.upper) - float(out.lower) >= float(out.undecided)
     assert "undecided" in out.summary()
 
@@ -508,9 +511,13 @@ def test_cli_exit_codes_json_and_recheck(tmp_path, prev_model, capsys):
     argv = ["verify", "zoo:trained_first_last", "--language", "parity", "--n", "6", "--json"]
     assert main(argv) == 1
     assert json.loads(capsys.readouterr().out)["proved"] == "wrong"
-    argv = ["verify", "zoo:trained_parity", "--language", "parity", "--n", "64"]
+    argv = ["verify", "zoo:trained_first_last", "--language", "first_last", "--n", "64"]
     assert main([*argv, "--time-limit", "0.3", "--quiet"]) == 3
     assert "UNDECIDED" in capsys.readouterr().out
+    argv = ["verify", "zoo:trained_parity", "--n", "64", "--time-limit", "0.3", "--quiet"]
+    assert main(argv) == 1  # language from the recipe; a carved witness: proved wrong
+    out = capsys.readouterr().out
+    assert "REFUTED" in out and "proved wrong at n = 64" in out and "witness search" in out
     data = json.loads(cert.read_text())
     data["totals"]["wrong"] = "1"
     cert.write_text(json.dumps(data))

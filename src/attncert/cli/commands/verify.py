@@ -1,4 +1,4 @@
-"""``attncert verify MODEL --language L --n N``: certified accuracy over all |Σ|ⁿ strings.
+"""``attncert verify MODEL [--language L] --n N``: certified accuracy over all |Σ|ⁿ strings.
 
 Branch-and-bound over cubes (restrictions): a cube on which the model's decision is
 certified constant — by the affine-form bound, or by evaluating each of its (few)
@@ -50,7 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_model_argument(p)
-    p.add_argument("--language", required=True, help=LANGUAGE_HELP)
+    p.add_argument(
+        "--language",
+        help=LANGUAGE_HELP + " (default: the language the model records — a trained "
+        "model's meta.training.recipe, or meta.language)",
+    )
     p.add_argument("--n", type=int, required=True, help="string length")
     p.add_argument(
         "--time-limit", type=float, default=60.0, help="seconds for the search (default 60)"
@@ -70,6 +74,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def recorded_language(model, where: str) -> str:
+    """The language ``model`` says it decides (its training recipe's, else
+    ``meta.language``), for a ``verify`` without ``--language``."""
+    from collections.abc import Mapping
+
+    from attncert.languages import LANGUAGE_NAMES
+
+    meta = model.meta if isinstance(model.meta, Mapping) else {}
+    training = meta.get("training")
+    recipe = training.get("recipe") if isinstance(training, Mapping) else None
+    for name in (
+        recipe.get("language") if isinstance(recipe, Mapping) else None,
+        meta.get("language"),
+    ):
+        if isinstance(name, str) and name in LANGUAGE_NAMES:
+            return name
+    raise InputError(
+        f"{where}: the model records no language attncert knows by name "
+        "(meta.training.recipe.language or meta.language)",
+        expected="--language L, L one of " + ", ".join(LANGUAGE_NAMES[:-1]) + " or dfa:PATH",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from attncert.soft.verify import verify
 
@@ -82,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, where="-o")
     model = load_model_arg(args.model)
-    lang = load_language_arg(args.language)
+    lang = load_language_arg(args.language or recorded_language(model, args.model))
     source = (
         {"zoo": args.model[4:]}
         if args.model.startswith("zoo:")

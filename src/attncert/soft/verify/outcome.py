@@ -43,6 +43,13 @@ def sci_up(x: Fraction, digits: int = 6) -> str:
     return sci(Fraction(down) + step, digits)
 
 
+def sci_up_below_one(x: Fraction, digits: int = 6) -> str:
+    """As :func:`sci_up`, but an x < 1 that would round up to 1 is written 1 − d, d = 1 − x
+    rounded down (still an upper bound, and it does not read as 1)."""
+    up = sci_up(x, digits)
+    return f"1 − {sci(1 - x, digits)}" if up == "1" and x < 1 else up
+
+
 def _exp10(x: Fraction) -> int:
     """⌊log₁₀ x⌋ exactly for x > 0 (the float estimate is off by at most one, fixed here)."""
     e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
@@ -163,14 +170,20 @@ class VerifyOutcome:
             rules = self.stats.split_rules
             lines.append(
                 f"splits: {self.stats.splits} ("
-                + ", ".join(f"{rules.get(r, 0)} {r}" for r in ("capture", "blame", "sensitivity"))
+                + ", ".join(
+                    f"{rules.get(r, 0)} {r}"
+                    for r in ("capture", "blame", "sensitivity", "witness")
+                    if r != "witness" or rules.get(r)
+                )
                 + "; docs/verify.md, 'Branch and bound')"
             )
+        if self.stats.witness is not None:
+            lines.append("witness search: " + self.stats.witness.text())
         if self.check.accepted:
             lines.append(
                 f"certified accuracy over all {len(c.alphabet)}^{c.n} strings (uniform): "
-                f"[{sci(self.lower)}, {sci_up(self.upper)}]; undecided measure "
-                f"{sci_up(self.undecided)}"
+                f"[{sci(self.lower)}, {sci_up_below_one(self.upper)}]; undecided measure "
+                f"{sci_up_below_one(self.undecided)}"
             )
             if self.language in ("parity", "parity-odd"):
                 mu = self.free_cube_measure()
@@ -215,6 +228,7 @@ class VerifyOutcome:
             "check_seconds": round(self.check_seconds, 3),
             "stopped": self.stats.stopped,
             "split_rules": dict(self.stats.split_rules),
+            "witness_search": self.stats.witness.text() if self.stats.witness else None,
         }
 
 

@@ -5,7 +5,9 @@ The pipeline (untrusted search, trusted check):
 1. refuse what cannot be verified: a hard head, a language whose cube counts are not
    implemented, an alphabet mismatch (one paragraph, exit 2 from the CLI);
 2. branch and bound over cubes (:mod:`attncert.soft.verify.search`) until every cube is
-   decided or the budget runs out;
+   decided or the budget runs out; if cubes are left open and no leaf is wrong, strings
+   are sampled from them and a misclassified one is carved into the tree as a
+   string-by-string leaf (:mod:`attncert.soft.verify.witness`);
 3. the tree, each leaf's claims and the totals become a verification certificate
    (:mod:`attncert.certificates.verify`);
 4. :func:`attncert.kernel.verify.check` re-derives every leaf, the partition, the counts
@@ -107,7 +109,7 @@ def verify(
     t0 = time.perf_counter()
     try:
         tree, stats = search(
-            model, lang, n, budget=budget, base=base, progress=report if bar else None
+            model, lang, n, budget=budget, base=base, seed=seed, progress=report if bar else None
         )
     finally:
         if bar is not None:
@@ -135,6 +137,7 @@ def verify(
             "splits": stats.splits,
             "split_rules": dict(stats.split_rules),
             "stopped": stats.stopped,
+            "witness_search": stats.witness.text() if stats.witness else "",
             "seed": seed,
         },
     )

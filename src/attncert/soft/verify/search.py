@@ -45,6 +45,15 @@ from attncert.model.spec import Model
 from attncert.restriction import FREE, Restriction
 from attncert.soft.certified.restriction import influence
 from attncert.soft.verify.capture import capture_order
+from attncert.soft.verify.witness import (
+    ATTEMPTS,
+    WitnessSearch,
+    carve_path,
+    holds,
+    keep_free,
+    open_leaf,
+    sample_wrong,
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,7 @@ class SearchStats:
     bound_free: int = 0  # the most free positions the affine bound accepts at this n
     bound_refusal: str = ""  # why it refuses more (its work budget), if it does
     split_rules: dict[str, int] = field(default_factory=dict)  # which rule chose each split
+    witness: WitnessSearch | None = None  # the sampling for a witness, if it ran
 
 
 @dataclass
@@ -113,10 +123,13 @@ def search(
     *,
     budget: Budget,
     base: str,
+    seed: int = 0,
     progress: Callable[[float, int], None] | None = None,
 ) -> tuple[Tree, SearchStats]:
     """Branch and bound (module docstring). ``progress(decided measure, nodes)`` is called
-    after every node."""
+    after every node. When cubes are left open and no leaf is wrong, a witness is sought
+    among them (:mod:`attncert.soft.verify.witness`; ``seed`` draws its strings) for at most
+    a tenth of ``budget.seconds`` (at least 1 s) more."""
     t0 = time.perf_counter()
     alpha = tuple(model.alphabet)
     tree = Tree()
@@ -142,15 +155,15 @@ def search(
             f"{max(stats.bound_free, 0)} free positions and string-by-string evaluation to "
             f"{exhaustive} completions, {depth} splits deep"
         )
-        heap.clear()
-        tree.leaf(0, Leaf("open", reason=stats.stopped))
-        return tree, stats
+    # nodes kept back for carving a witness out of an open cube (at most a quarter)
+    keep = keep_free(len(alpha), budget.at(n)[1])
+    reserve = min(len(alpha) * max(0, n - keep), budget.nodes // 4)
     decided = 0.0
-    while heap:
+    while heap and not far:
         if time.perf_counter() - t0 > budget.seconds:
             stats.stopped = f"time limit ({budget.seconds:g} s)"
             break
-        if len(tree.nodes) + len(alpha) > budget.nodes:
+        if len(tree.nodes) + len(alpha) > budget.nodes - reserve:
             stats.stopped = f"node limit ({budget.nodes})"
             break
         _, _, cube = heapq.heappop(heap)
@@ -179,9 +192,58 @@ def search(
                 )
         if progress is not None:
             progress(decided, len(tree.nodes))
-    for _, _, cube in heap:
-        tree.leaf(cube.node, Leaf("open", reason=stats.stopped or "budget"))
+    left = [cube for _, _, cube in heap]
+    wrong = any(nd.leaf is not None and nd.leaf.wrong for nd in tree.nodes)
+    if left and not wrong:
+        allowance = max(1.0, 0.1 * budget.seconds)
+        rng = np.random.default_rng(seed)
+        stats.witness = _carve(model, lang, tree, left, budget, stats, rng, allowance)
+    for cube in left:
+        tree.leaf(cube.node, open_leaf(stats.stopped or "budget"))
     return tree, stats
+
+
+def _carve(model, lang, tree: Tree, left: list[_Cube], budget, stats, rng, allowance: float):
+    """Sample the open cubes ``left`` for a misclassified string and carve the best one
+    into the tree (:mod:`attncert.soft.verify.witness`); ``left`` is updated in place
+    (the carved cube leaves it, its open siblings join it)."""
+    alpha = tuple(model.alphabet)
+    keep = keep_free(len(alpha), budget.at(len(left[0].rho))[1])
+    deadline = time.perf_counter() + allowance
+    rhos = [c.rho for c in left]
+    drawn, cands = sample_wrong(model, lang, rhos, rng, deadline=deadline, max_strings=256)
+    if not cands:
+        return WitnessSearch(drawn, 0, False)
+    for s in cands[:ATTEMPTS]:
+        at = next((i for i, c in enumerate(left) if holds(c.rho, s)), None)
+        if at is None:  # pragma: no cover - every candidate was drawn from an open cube
+            continue
+        cube = left[at]
+        path = carve_path(cube.rho, s, keep)
+        need = len(path) * len(alpha)
+        if len(tree.nodes) + need > budget.nodes:
+            return WitnessSearch(
+                drawn, len(cands), False, f"carving one needs {need} more nodes (node limit)"
+            )
+        left.pop(at)
+        node, rho = cube.node, cube.rho
+        for p in path:
+            tree.split(node, p)
+            stats.splits += 1
+            stats.split_rules["witness"] = stats.split_rules.get("witness", 0) + 1
+            for a in alpha:
+                child = tree.child(node, a)
+                here = rho[:p] + a + rho[p + 1 :]
+                if a == s[p]:
+                    step = (child, here)
+                else:
+                    left.append(_Cube(child, here, s, None))
+            node, rho = step
+        leaf = _exhaustive(model, lang, rho, stats)
+        tree.leaf(node, leaf)
+        if leaf.wrong:
+            return WitnessSearch(drawn, len(cands), True)
+    return WitnessSearch(drawn, len(cands), False, "arb did not confirm the float decisions")
 
 
 def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):

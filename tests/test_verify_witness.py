@@ -1,0 +1,138 @@
+"""Witnesses carved into the verify tree (attncert.soft.verify.witness, issue 22).
+
+When the bound leaves cubes open and no leaf is wrong, verify samples the open cubes and
+carves a string the float pass misclassifies into the tree. What must hold: the verdict
+is "proved wrong" only with a witness the kernel re-derived; the witness really is
+misclassified (an independent float forward pass and the language say so); the carved
+leaf's counts are brute force over its cube; the certified interval still contains the
+exact accuracy (brute force at small n); a model that is right everywhere gets no
+witness; and a carve the node limit cannot hold is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+
+import pytest
+
+from attncert.languages import language
+from attncert.model import forward, zoo_model
+from attncert.soft.verify import verify
+from attncert.soft.verify.witness import carve_path, holds, keep_free
+
+
+def _free_of(nodes, n):
+    free = [n]
+    for k, nd in enumerate(nodes):
+        if k:
+            free.append(free[nd.parent] - 1)
+    return free
+
+
+def _cube(nodes, k, n):
+    """The restriction of node k: the root's all-free string with every split on the path
+    fixed to its child's symbol."""
+    rho = ["*"] * n
+    while nodes[k].parent is not None:
+        parent = nodes[k].parent
+        rho[nodes[parent].split - 1] = nodes[k].symbol
+        k = parent
+    return "".join(rho)
+
+
+def test_helpers():
+    assert keep_free(2, 1) == 0 and keep_free(2, 64) == 6 and keep_free(2, 63) == 5
+    assert keep_free(4, 64) == 3 and keep_free(3, 2) == 0
+    assert holds("0*1*", "0011") and not holds("0*1*", "1011")
+    assert carve_path("0**1**", "001100", 2) == [1, 2]
+    assert carve_path("0**1**", "001100", 9) == []
+
+
+def test_trained_parity_is_proved_wrong_at_n_64_by_a_carved_witness():
+    model, lang = zoo_model("trained_parity"), language("parity")
+    out = verify(model, lang, 64, time_limit=2.0, progress=False)
+    assert out.check.accepted, out.check.summary()
+    assert out.verdict == "REFUTED" and out.proved == "wrong"
+    w = out.witnesses()[0]
+    z = forward(model, [w], keep_attention=False).logits[0]
+    assert (z > 0) != lang.contains(w)  # independently misclassified
+    assert out.stats.witness.confirmed and out.stats.witness.misclassified >= 1
+    nodes = out.certificate.nodes
+    free = _free_of(nodes, 64)
+    (k,) = [i for i, nd in enumerate(nodes) if nd.leaf and nd.leaf.kind == "exhaustive"]
+    keep = keep_free(2, 64)  # Budget.at(64)'s direct size is 64 strings
+    assert free[k] == keep and out.stats.split_rules["witness"] >= 64 - keep - 64 // 2
+    # the carved leaf's counts are brute force over its cube
+    rho = _cube(nodes, k, 64)
+    strings = ["".join(c) for c in itertools.product("01", repeat=keep)]
+    full = [rho.replace("*", "{}").format(*s) for s in strings]
+    zz = forward(model, full, keep_attention=False).logits
+    wrong = sum((a > 0) != lang.contains(s) for a, s in zip(zz, full, strict=True))
+    assert (nodes[k].leaf.wrong, nodes[k].leaf.right) == (wrong, 64 - wrong)
+    assert out.check.wrong == wrong and out.upper < 1 and out.lower > 0
+    assert "1 − " in out.summary()  # an upper bound below 1 does not print as 1
+
+
+def test_the_interval_still_holds_the_exact_accuracy_after_a_carve():
+    """n = 12, a node limit that stops the bound early: brute force inside."""
+    model, lang = zoo_model("trained_hard_majority"), language("majority")
+    out = verify(model, lang, 12, max_nodes=40, exhaustive=0, progress=False)
+    assert out.check.accepted and out.stats.witness is not None
+    strings = ["".join(s) for s in itertools.product("01", repeat=12)]
+    z = forward(model, strings, keep_attention=False).logits
+    right = sum((a > 0) == lang.contains(s) for a, s in zip(z, strings, strict=True))
+    assert out.lower * 4096 <= right <= out.upper * 4096
+    assert right < 4096 and out.proved == "wrong" and out.stats.witness.confirmed
+
+
+def test_a_carve_beyond_the_node_limit_is_skipped_with_the_reason():
+    model, lang = zoo_model("trained_hard_majority"), language("majority")
+    out = verify(model, lang, 12, max_nodes=5, exhaustive=0, progress=False)
+    assert out.check.accepted and out.verdict == "UNDECIDED" and out.check.wrong == 0
+    ws = out.stats.witness
+    assert not ws.confirmed and ws.misclassified > 0 and "node limit" in ws.text()
+
+
+def test_a_model_proved_correct_runs_no_witness_search():
+    out = verify(zoo_model("trained_hard_first_last"), "first_last", 24, progress=False)
+    assert out.proved == "correct" and out.stats.witness is None
+    assert "witness" not in out.stats.split_rules
+
+
+def test_a_right_model_left_undecided_reports_an_empty_sample():
+    """trained_majority is right on every sampled string at n = 64: no witness, no verdict."""
+    out = verify(zoo_model("trained_majority"), "majority", 64, time_limit=1.0, progress=False)
+    assert out.verdict == "UNDECIDED" and out.check.wrong == 0
+    ws = out.stats.witness
+    assert ws.sampled > 0 and ws.misclassified == 0 and not ws.confirmed
+    assert out.to_dict()["witness_search"] == ws.text()
+
+
+def _cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "attncert", "verify", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_cli_takes_the_language_the_model_records():
+    got = _cli("zoo:trained_dyck1", "--n", "10", "--json")
+    assert got.returncode == 0, got.stderr
+    data = json.loads(got.stdout)
+    assert data["language"] == "dyck1" and data["verdict"] == "CERTIFIED"
+
+
+@pytest.mark.parametrize("model", ["zoo:soft_parity", "zoo:random-L2-H2-d16"])
+def test_cli_without_a_recorded_language_asks_for_one(model):
+    got = _cli(model, "--n", "8")
+    assert got.returncode == 2 and "Traceback" not in got.stderr
+    assert (
+        "--language" in got.stderr
+        and "records no language" in got.stderr
+        and "dfa:PATH" in got.stderr
+    )
