@@ -21,7 +21,7 @@ import pytest
 from attncert.languages import language
 from attncert.model import forward, zoo_model
 from attncert.soft.verify import verify
-from attncert.soft.verify.witness import carve_path, holds, keep_free
+from attncert.soft.verify.witness import carve_path, holds
 
 
 def _free_of(nodes, n):
@@ -43,12 +43,15 @@ def _cube(nodes, k, n):
     return "".join(rho)
 
 
+def _ancestors(nodes, k):
+    while nodes[k].parent is not None:
+        k = nodes[k].parent
+        yield k
+
+
 def test_helpers():
-    assert keep_free(2, 1) == 0 and keep_free(2, 64) == 6 and keep_free(2, 63) == 5
-    assert keep_free(4, 64) == 3 and keep_free(3, 2) == 0
-    assert holds("0*1*", "0011") and not holds("0*1*", "1011")
-    assert carve_path("0**1**", "001100", 2) == [1, 2]
-    assert carve_path("0**1**", "001100", 9) == []
+    assert holds("0*1*", "0011") and not holds("0*1*", "1011") and holds("0011", "0011")
+    assert carve_path("0**1**") == [1, 2, 4, 5] and carve_path("0110") == []
 
 
 def test_trained_parity_is_proved_wrong_at_n_64_by_a_carved_witness():
@@ -63,29 +66,30 @@ def test_trained_parity_is_proved_wrong_at_n_64_by_a_carved_witness():
     nodes = out.certificate.nodes
     free = _free_of(nodes, 64)
     (k,) = [i for i, nd in enumerate(nodes) if nd.leaf and nd.leaf.kind == "exhaustive"]
-    keep = keep_free(2, 64)  # Budget.at(64)'s direct size is 64 strings
-    assert free[k] == keep and out.stats.split_rules["witness"] >= 64 - keep - 64 // 2
-    # the carved leaf's counts are brute force over its cube
-    rho = _cube(nodes, k, 64)
-    strings = ["".join(c) for c in itertools.product("01", repeat=keep)]
-    full = [rho.replace("*", "{}").format(*s) for s in strings]
-    zz = forward(model, full, keep_attention=False).logits
-    wrong = sum((a > 0) != lang.contains(s) for a, s in zip(zz, full, strict=True))
-    assert (nodes[k].leaf.wrong, nodes[k].leaf.right) == (wrong, 64 - wrong)
-    assert out.check.wrong == wrong and out.upper < 1 and out.lower > 0
+    # the carved leaf is the witness itself, on the path its splits spell out
+    assert free[k] == 0 and _cube(nodes, k, 64) == w
+    assert (nodes[k].leaf.wrong, nodes[k].leaf.right, nodes[k].leaf.witness) == (1, 0, w)
+    path_len = sum(1 for _ in _ancestors(nodes, k))
+    assert out.stats.split_rules["witness"] <= path_len <= 64
+    assert out.check.wrong == 1 and 0 < out.upper < 1 and out.lower == 0
     assert "1 − " in out.summary()  # an upper bound below 1 does not print as 1
 
 
-def test_the_interval_still_holds_the_exact_accuracy_after_a_carve():
-    """n = 12, a node limit that stops the bound early: brute force inside."""
+@pytest.mark.parametrize(
+    "limits", [{"time_limit": 1e-6}, {"max_nodes": 100}], ids=["root-open", "node-limit"]
+)
+def test_the_interval_still_holds_the_exact_accuracy_after_a_carve(limits):
+    """n = 12, the bound stopped at once (the carve starts at the root) or by a node limit
+    (a bound leaf may already be wrong; then no sampling is needed): brute force inside."""
     model, lang = zoo_model("trained_hard_majority"), language("majority")
-    out = verify(model, lang, 12, max_nodes=40, exhaustive=0, progress=False)
-    assert out.check.accepted and out.stats.witness is not None
+    out = verify(model, lang, 12, exhaustive=0, progress=False, **limits)
+    assert out.check.accepted and out.proved == "wrong"
     strings = ["".join(s) for s in itertools.product("01", repeat=12)]
     z = forward(model, strings, keep_attention=False).logits
     right = sum((a > 0) == lang.contains(s) for a, s in zip(z, strings, strict=True))
-    assert out.lower * 4096 <= right <= out.upper * 4096
-    assert right < 4096 and out.proved == "wrong" and out.stats.witness.confirmed
+    assert out.lower * 4096 <= right <= out.upper * 4096 and right < 4096
+    if "time_limit" in limits:
+        assert out.stats.witness.confirmed and out.check.wrong == 1 and out.check.right == 0
 
 
 def test_a_carve_beyond_the_node_limit_is_skipped_with_the_reason():

@@ -50,7 +50,6 @@ from attncert.soft.verify.witness import (
     WitnessSearch,
     carve_path,
     holds,
-    keep_free,
     open_leaf,
     sample_wrong,
 )
@@ -156,8 +155,7 @@ def search(
             f"{exhaustive} completions, {depth} splits deep"
         )
     # nodes kept back for carving a witness out of an open cube (at most a quarter)
-    keep = keep_free(len(alpha), budget.at(n)[1])
-    reserve = min(len(alpha) * max(0, n - keep), budget.nodes // 4)
+    reserve = min(len(alpha) * n, budget.nodes // 4)
     decided = 0.0
     while heap and not far:
         if time.perf_counter() - t0 > budget.seconds:
@@ -208,7 +206,6 @@ def _carve(model, lang, tree: Tree, left: list[_Cube], budget, stats, rng, allow
     into the tree (:mod:`attncert.soft.verify.witness`); ``left`` is updated in place
     (the carved cube leaves it, its open siblings join it)."""
     alpha = tuple(model.alphabet)
-    keep = keep_free(len(alpha), budget.at(len(left[0].rho))[1])
     deadline = time.perf_counter() + allowance
     rhos = [c.rho for c in left]
     drawn, cands = sample_wrong(model, lang, rhos, rng, deadline=deadline, max_strings=256)
@@ -219,7 +216,7 @@ def _carve(model, lang, tree: Tree, left: list[_Cube], budget, stats, rng, allow
         if at is None:  # pragma: no cover - every candidate was drawn from an open cube
             continue
         cube = left[at]
-        path = carve_path(cube.rho, s, keep)
+        path = carve_path(cube.rho)
         need = len(path) * len(alpha)
         if len(tree.nodes) + need > budget.nodes:
             return WitnessSearch(

@@ -10,14 +10,14 @@ module
    completion uniformly), in batches, until one batch holds a string that the float
    forward pass misclassifies, or the sample or time allowance runs out;
 2. **carves** the misclassified string with the largest float margin into the tree: the
-   open cube that holds it is split along the string's own symbols until what is left is
-   small enough to be evaluated string by string (:meth:`Budget.at`'s ``direct`` size).
-   That last cube becomes an exhaustive leaf — every completion decided with rigorous
-   error bounds, arb where they leave the sign open — and its siblings stay open.
+   open cube that holds it is split along the string's own symbols down to the string
+   itself, which becomes an exhaustive leaf of one completion — decided with rigorous
+   error bounds, arb where they leave the sign open (one string, since a rigorous
+   evaluation costs O(n²) and, on deep models, seconds) — and its siblings stay open.
 
-The partition and the undecided measure stay exact; the exhaustive leaf adds its exact
-right and wrong counts and its witness, which :mod:`attncert.kernel.verify` re-derives
-like any other leaf. Nothing here is trusted: a float misclassification that arb does
+The partition and the undecided measure stay exact; the leaf adds its exact right and
+wrong count and its witness, which :mod:`attncert.kernel.verify` re-derives like any
+other leaf. Nothing here is trusted: a float misclassification that arb does
 not confirm simply yields a leaf without a wrong string, and the next candidate is tried.
 """
 
@@ -56,7 +56,7 @@ class WitnessSearch:
             f"misclassified by the float forward pass"
         )
         if self.confirmed:
-            return head + "; one carved into the tree as a string-by-string leaf"
+            return head + "; one carved into the tree as a one-string leaf"
         return head + (f"; {self.note}" if self.note else "")
 
 
@@ -101,20 +101,10 @@ def holds(rho: str, s: str) -> bool:
     return all(c in (FREE, d) for c, d in zip(rho, s, strict=True))
 
 
-def carve_path(rho: str, s: str, keep: int) -> list[int]:
-    """The free positions of ``rho`` to split along ``s``, in order, leaving the last
-    ``keep`` free positions free."""
-    free = [i for i, c in enumerate(rho) if c == FREE]
-    return free[: max(0, len(free) - keep)]
-
-
-def keep_free(alphabet_size: int, direct: int) -> int:
-    """The most free positions a cube evaluated string by string may keep:
-    the largest f with |Σ|^f ≤ ``direct``."""
-    f = 0
-    while alphabet_size ** (f + 1) <= direct:
-        f += 1
-    return f
+def carve_path(rho: str) -> list[int]:
+    """The positions to split, in order, to carve one completion out of the cube ``rho``:
+    its free positions."""
+    return [i for i, c in enumerate(rho) if c == FREE]
 
 
 def open_leaf(reason: str) -> Leaf:
