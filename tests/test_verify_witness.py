@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from attncert.languages import language
@@ -140,3 +141,27 @@ def test_cli_without_a_recorded_language_asks_for_one(model):
         and "records no language" in got.stderr
         and "dfa:PATH" in got.stderr
     )
+
+
+def test_language_samples_are_kept_only_inside_an_open_cube():
+    from attncert.languages.dfa import DFA
+    from attncert.soft.verify.witness import _from_language
+
+    rng = np.random.default_rng(0)
+    lang = language("dyck1")
+    everything = np.array([list("*" * 16)])
+    got = _from_language(lang, rng, 16, 12, everything, everything != "*")
+    assert len(got) == 12 and any(lang.contains(s) for s in got)  # members, not just noise
+    cubes = np.array([list(")" + "*" * 15), list("((" + "*" * 14)])
+    got = _from_language(lang, rng, 16, 40, cubes, cubes != "*")
+    assert got and all(s.startswith(")") or s.startswith("((") for s in got)
+    assert len(got) < 40  # the sampler's strings that start with "()" were dropped
+    dfa = DFA(
+        states=("even", "odd"),
+        alphabet=("0", "1"),
+        delta=((0, 1), (1, 0)),
+        start=0,
+        accepting=frozenset({1}),
+        name="odd_ones",
+    )  # a language without a training sampler
+    assert _from_language(dfa, rng, 16, 8, everything, everything != "*") == []

@@ -6,9 +6,12 @@ wrong: ``trained_parity`` at n = 64 is right on about half of the strings, and n
 with a free position is decided. The verdict should then still be *proved wrong*. This
 module
 
-1. samples strings from the open cubes (a cube in proportion to its measure, each
-   completion uniformly), in batches, until one batch holds a string that the float
-   forward pass misclassifies, or the sample or time allowance runs out;
+1. samples strings from the open cubes, in batches, until one batch holds a string that
+   the float forward pass misclassifies, or the sample or time allowance runs out. Half
+   of each batch are uniform completions (a cube in proportion to its measure); the other
+   half come from the language's own training sampler (:func:`attncert.train.data.sample`:
+   members and hard non-members near the boundary, where a model that is right on almost
+   every uniform string errs), kept where they lie in an open cube;
 2. **carves** the misclassified string with the largest float margin into the tree: the
    open cube that holds it is split along the string's own symbols down to the string
    itself, which becomes an exhaustive leaf of one completion — decided with rigorous
@@ -52,8 +55,8 @@ class WitnessSearch:
         if not self.sampled:
             return self.note
         head = (
-            f"{self.sampled} random strings from the open cubes, {self.misclassified} "
-            f"misclassified by the float forward pass"
+            f"{self.sampled} strings from the open cubes (uniform and from the language's "
+            f"sampler), {self.misclassified} misclassified by the float forward pass"
         )
         if self.confirmed:
             return head + "; one carved into the tree as a one-string leaf"
@@ -72,16 +75,19 @@ def sample_wrong(
     """(strings drawn, the misclassified ones, largest float margin first) from the cubes
     ``rhos``; stops after the first batch that holds a misclassified string."""
     alpha = np.array(list(model.alphabet))
+    n = len(rhos[0])
     free = np.array([r.count(FREE) for r in rhos], dtype=float)
     weight = np.power(float(len(alpha)), free - free.max())
     weight /= weight.sum()
+    cubes = np.array([list(r) for r in rhos])  # (C, n)
+    fixed = cubes != FREE
     drawn = 0
     while drawn < max_strings:
-        picks = rng.choice(len(rhos), size=min(BATCH, max_strings - drawn), p=weight)
-        strings = []
-        for k in picks:
-            rho = np.array(list(rhos[k]))
-            holes = rho == FREE
+        size = min(BATCH, max_strings - drawn)
+        strings = _from_language(lang, rng, n, size // 2, cubes, fixed)
+        for k in rng.choice(len(rhos), size=size - len(strings), p=weight):
+            rho = cubes[k].copy()
+            holes = ~fixed[k]
             rho[holes] = rng.choice(alpha, int(holes.sum()))
             strings.append("".join(rho))
         drawn += len(strings)
@@ -94,6 +100,25 @@ def sample_wrong(
         if time.perf_counter() > deadline:
             break
     return drawn, []
+
+
+def _from_language(lang: Language, rng, n: int, count: int, cubes, fixed) -> list[str]:
+    """Up to ``count`` strings from the language's training sampler that lie in one of
+    the open ``cubes`` (none for a language without a sampler, such as a DFA file)."""
+    from attncert.errors import InputError
+    from attncert.train.data import sample
+
+    if count <= 0:
+        return []
+    try:
+        strings, _ = sample(lang.name, rng, n, count, "train")
+    except InputError:
+        return []
+    return [s for s in strings if _in_some(np.array(list(s)), cubes, fixed)]
+
+
+def _in_some(s: np.ndarray, cubes: np.ndarray, fixed: np.ndarray) -> bool:
+    return bool(((cubes == s[None]) | ~fixed).all(axis=1).any())
 
 
 def holds(rho: str, s: str) -> bool:
