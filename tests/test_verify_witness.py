@@ -165,3 +165,38 @@ def test_language_samples_are_kept_only_inside_an_open_cube():
         name="odd_ones",
     )  # a language without a training sampler
     assert _from_language(dfa, rng, 16, 8, everything, everything != "*") == []
+
+
+def test_a_tampered_carve_is_rejected():
+    """The carved leaf is re-derived like any other: a count claiming the witness right,
+    a witness dropped, a branch symbol on the carve path swapped — each rejected."""
+    from attncert.certificates.verify import certificate_from_dict
+    from attncert.kernel.verify import check
+
+    model = zoo_model("trained_parity")
+    out = verify(model, "parity", 64, time_limit=0.5, progress=False)
+    assert out.proved == "wrong"
+    data = out.certificate.to_dict()
+    k = next(i for i, nd in enumerate(data["nodes"]) if nd.get("leaf", {}).get("witness"))
+
+    def rejects(edit, claim, match):
+        d = json.loads(json.dumps(data))
+        edit(d)
+        rep = check(certificate_from_dict(d), model)
+        assert not rep.accepted, "an edited certificate was accepted"
+        assert claim in rep.summary() and match in rep.summary(), rep.summary()
+
+    def right_after_all(d):
+        leaf = d["nodes"][k]["leaf"]
+        leaf["right"], leaf["wrong"], leaf["witness"] = "1", "0", None
+        d["totals"]["right"], d["totals"]["wrong"] = "1", "0"
+
+    def no_witness(d):
+        d["nodes"][k]["leaf"]["witness"] = None
+
+    def swapped(d):
+        d["nodes"][k]["symbol"] = "1" if d["nodes"][k]["symbol"] == "0" else "0"
+
+    rejects(right_after_all, "counts", "right/wrong are")
+    rejects(no_witness, "witness", "needs a witness")
+    rejects(swapped, "tree", "exactly once is needed for a partition")
