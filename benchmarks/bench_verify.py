@@ -125,6 +125,13 @@ def _cell(r: dict) -> str:
     return f"{r['verdict']} {interval} | {leaves} | {total:.1f}"
 
 
+def _witness_text(out) -> str | None:
+    """What the witness search found (None for a tree that predates it: an A/B run
+    against an older checkout)."""
+    ws = getattr(out.stats, "witness", None)
+    return ws.text() if ws is not None else None
+
+
 def compare(base_path: str, new_path: str) -> str:
     """A markdown table: the same cells from two runs (before | after)."""
     with open(base_path) as f:
@@ -153,6 +160,9 @@ def main() -> int:
     ap.add_argument("--ns", nargs="*", type=int, help="only these lengths (trained models)")
     ap.add_argument("--formulas", nargs="*", help="only these compiled formulas")
     ap.add_argument("--regimes", nargs="*", choices=REGIMES, help="only these regimes")
+    ap.add_argument(
+        "--samples", type=int, default=2000, help="uniform strings for the sampled accuracy"
+    )
     args = ap.parse_args()
     if args.compare:
         print(compare(*args.compare))
@@ -178,10 +188,12 @@ def main() -> int:
                 "lower": sci(out.lower),
                 "upper": sci_up(out.upper),
                 "undecided": sci_up(out.undecided),
-                "sampled": sampled(model, lang, n),
+                "sampled": sampled(model, lang, n, args.samples),
                 "leaves": out.leaf_counts(),
                 "search_s": round(out.search_seconds, 1),
                 "check_s": round(out.check_seconds, 1),
+                "proved": out.proved,
+                "witness_search": _witness_text(out),
             }
             if n <= 16:
                 row["exact"], row["brute_s"] = brute(model, lang, n)

@@ -3,8 +3,9 @@
 Branch-and-bound over cubes (restrictions): a cube on which the model's decision is
 certified constant — by the affine-form bound, or by evaluating each of its (few)
 completions with rigorous error bounds — counts its exact number of members of L as
-right or wrong; a cube that is not decided is split on the position the bound blames
-most, one child per symbol. The tree is a certificate that the independent kernel
+right or wrong; a cube that is not decided is split where a free position can capture
+the readout's attention, else on the position the bound blames most, one child per
+symbol. The tree is a certificate that the independent kernel
 (attncert.kernel.verify) re-derives leaf by leaf; only its counts are printed:
 
     certified accuracy ∈ [right, right + undecided] / |Σ|ⁿ   (uniform distribution)
@@ -15,6 +16,12 @@ most, one child per symbol. The tree is a certificate that the independent kerne
 
 Languages: parity, parity-odd, ones_star, first_last, majority, dyck1, anbn, or dfa:PATH
 (exact counts over cubes: dynamic programming over the automaton or the height).
+
+When cubes are left open and no decided leaf is wrong, strings are sampled from them
+(uniformly and from the language's own sampler) and one the float forward pass
+misclassifies is carved into the tree as a one-string leaf, which the kernel decides in
+arb (docs/verify.md, "Witnesses where the bound stops"). Without --language, the
+language the model records (a trained model's recipe) is used.
 
 Verdicts (and exit status): CERTIFIED (0) — the model is proved correct on every string
 of length n; REFUTED (1) — it is proved wrong (a string it misclassifies, its decision
@@ -57,7 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--n", type=int, required=True, help="string length")
     p.add_argument(
-        "--time-limit", type=float, default=60.0, help="seconds for the search (default 60)"
+        "--time-limit",
+        type=float,
+        default=60.0,
+        help="seconds for the search (default 60); a witness search among the cubes left "
+        "open may take up to a tenth more",
     )
     p.add_argument("--max-nodes", type=int, default=50_000, help="largest tree (default 50000)")
     p.add_argument(

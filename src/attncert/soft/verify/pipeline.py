@@ -81,7 +81,8 @@ def verify(
     progress: bool | None = None,
 ) -> VerifyOutcome:
     """Certified bounds on ``model``'s accuracy on ``language`` over all strings of length
-    ``n`` (module docstring). ``time_limit`` bounds the search (the check comes after);
+    ``n`` (module docstring). ``time_limit`` bounds the search (a witness search among
+the cubes left open may take up to a tenth more; the check comes after);
     ``progress``: a tqdm bar on stderr (default: when stderr is a terminal)."""
     lang = make_language(language) if isinstance(language, str) else language
     why = refusal(model, lang, n)
