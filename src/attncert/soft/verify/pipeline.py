@@ -82,7 +82,7 @@ def verify(
 ) -> VerifyOutcome:
     """Certified bounds on ``model``'s accuracy on ``language`` over all strings of length
     ``n`` (module docstring). ``time_limit`` bounds the search (a witness search among
-the cubes left open may take up to a tenth more; the check comes after);
+    the cubes left open may take up to a tenth more; the check comes after);
     ``progress``: a tqdm bar on stderr (default: when stderr is a terminal)."""
     lang = make_language(language) if isinstance(language, str) else language
     why = refusal(model, lang, n)
