@@ -200,3 +200,27 @@ def test_a_tampered_carve_is_rejected():
     rejects(right_after_all, "counts", "right/wrong are")
     rejects(no_witness, "witness", "needs a witness")
     rejects(swapped, "tree", "exactly once is needed for a partition")
+
+
+def test_the_bound_memory_estimate_caps_the_search_and_covers_a_real_bound():
+    """The search's memory guard (untrusted): at n = 4096 a bound with every position free
+    of the two-layer trained_parity would take ≈ 40 GiB, so the search refuses it with the
+    reason; at n ≤ 1024 nothing changes; and the estimate is above a measured peak."""
+    import tracemalloc
+
+    from attncert.kernel.soft_affine import restriction_range
+    from attncert.soft.verify.search import MEMORY_CAP, bound_memory, bound_reach
+
+    model = zoo_model("trained_parity")
+    assert bound_reach(model, 1024) == (1024, "")
+    reach, why = bound_reach(model, 4096)
+    assert 0 < reach < 4096 and "GiB" in why and "cap" in why
+    assert bound_memory(model, 4096, reach) <= MEMORY_CAP < bound_memory(model, 4096, reach + 1)
+    assert bound_reach(zoo_model("trained_hard_first_last"), 4096) == (4096, "")  # one layer
+    n = 192
+    base = "".join(np.random.default_rng(0).choice(["0", "1"], n))
+    tracemalloc.start()
+    restriction_range(model, "*" * n, base)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= bound_memory(model, n, n), (peak, bound_memory(model, n, n))

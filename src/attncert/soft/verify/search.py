@@ -152,7 +152,7 @@ def search(
         stats.stopped = (
             f"no cube can be decided within the node budget: the bound applies to at most "
             f"{max(stats.bound_free, 0)} free positions and string-by-string evaluation to "
-            f"{exhaustive} completions, {depth} splits deep"
+            f"{exhaustive} completion{'s' if exhaustive != 1 else ''}, {depth} splits deep"
         )
     # nodes kept back for carving a witness out of an open cube (at most a quarter)
     reserve = min(len(alpha) * n, budget.nodes // 4)
@@ -279,18 +279,49 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
     return None, order, rule
 
 
+MEMORY_CAP = 4 << 30  # bytes one affine bound may take (estimated), untrusted guard
+
+
+def bound_memory(model: Model, n: int, free: int) -> float:
+    """Estimated peak bytes of one affine bound on a cube with ``free`` free positions:
+    about ten (query rows · coefficient columns · d) float64 arrays, the rows being every
+    row when a layer after the first needs them as keys and the readout's rows otherwise,
+    times half the widest layer's heads. Calibrated on ``trained_parity`` (two layers, two
+    heads, d = 16): 2.6 GB measured at n = 1024 with every position free (estimate
+    2.9 GB), 9.8 GB at n = 2048 (estimate 11.1 GB)."""
+    alpha = len(model.alphabet)
+    rows = model.n_tokens(n) + free * (alpha - 1)
+    cols = free * (alpha - 1) + 4 * model.d
+    queries = rows if len(model.layers) > 1 else alpha
+    heads = max((len(layer.heads) for layer in model.layers), default=1)
+    return 10.0 * queries * cols * model.d * 8 * max(1.0, heads / 2)
+
+
 def bound_reach(model: Model, n: int) -> tuple[int, str]:
     """The largest number of free positions for which the affine method applies at length
-    n (its work budget grows with the free positions), and its refusal beyond that."""
-    why = applicable(model, n, n)
+    n — its work budget (:func:`~attncert.kernel.soft_affine.applicable`) grows with the
+    free positions — and fits :data:`MEMORY_CAP` (:func:`bound_memory`); and why it is
+    refused beyond that."""
+
+    def refusal(free: int) -> str | None:
+        why = applicable(model, n, free)
+        if why is None and bound_memory(model, n, free) > MEMORY_CAP:
+            why = (
+                f"a bound with {free} free positions would take about "
+                f"{bound_memory(model, n, free) / 2**30:.1f} GiB, over the search's "
+                f"{MEMORY_CAP / 2**30:.0f} GiB cap"
+            )
+        return why
+
+    why = refusal(n)
     if why is None:
         return n, ""
-    lo, hi = 0, n  # applicable at lo (or nowhere), not at hi
-    if applicable(model, n, 0) is not None:
-        return -1, applicable(model, n, 0) or ""
+    if refusal(0) is not None:
+        return -1, refusal(0) or ""
+    lo, hi = 0, n  # applicable at lo, not at hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if applicable(model, n, mid) is None:
+        if refusal(mid) is None:
             lo = mid
         else:
             hi = mid
