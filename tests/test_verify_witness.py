@@ -165,6 +165,13 @@ def test_language_samples_are_kept_only_inside_an_open_cube():
         name="odd_ones",
     )  # a language without a training sampler
     assert _from_language(dfa, rng, 16, 8, everything, everything != "*") == []
+    # a DFA that happens to be called "parity" but is over another alphabet: the parity
+    # sampler's strings are not candidates
+    ab = DFA(
+        states=("q",), alphabet=("a", "b"), delta=((0, 0),), start=0,
+        accepting=frozenset({0}), name="parity",
+    )  # fmt: skip
+    assert _from_language(ab, rng, 16, 8, everything, everything != "*") == []
 
 
 def test_a_tampered_carve_is_rejected():

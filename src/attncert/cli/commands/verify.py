@@ -99,7 +99,7 @@ def recorded_language(model, where: str) -> str:
         recipe.get("language") if isinstance(recipe, Mapping) else None,
         meta.get("language"),
     ):
-        if isinstance(name, str) and name in LANGUAGE_NAMES:
+        if isinstance(name, str) and name in LANGUAGE_NAMES and name != "dfa":
             return name
     raise InputError(
         f"{where}: the model records no language attncert knows by name "

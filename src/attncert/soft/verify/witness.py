@@ -114,7 +114,8 @@ def _from_language(lang: Language, rng, n: int, count: int, cubes, fixed) -> lis
         strings, _ = sample(lang.name, rng, n, count, "train")
     except InputError:
         return []
-    return [s for s in strings if _in_some(np.array(list(s)), cubes, fixed)]
+    alphabet = set(lang.alphabet)  # a user DFA may share a sampler's name, not its Σ
+    return [s for s in strings if set(s) <= alphabet and _in_some(np.array(list(s)), cubes, fixed)]
 
 
 def _in_some(s: np.ndarray, cubes: np.ndarray, fixed: np.ndarray) -> bool:
