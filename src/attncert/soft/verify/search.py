@@ -20,6 +20,11 @@ bound gave nothing (its forms fell back to boxes), the first free position of a 
 made once at the root: how far the float logit moves when the position's symbol changes,
 at the base string and at its complement (:func:`sensitivity`).
 
+When cubes are left open and no leaf is wrong, a witness is sought among them and carved
+into the tree as a one-string leaf (:mod:`attncert.soft.verify.witness`; a quarter of the
+node budget at most is kept back for it). A bound whose estimated memory exceeds
+:data:`MEMORY_CAP` is not attempted (:func:`bound_memory`).
+
 Every leaf's claims are re-derived by :mod:`attncert.kernel.verify`; nothing here is
 trusted.
 """
