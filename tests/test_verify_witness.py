@@ -231,3 +231,31 @@ def test_the_bound_memory_estimate_caps_the_search_and_covers_a_real_bound():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak <= bound_memory(model, n, n), (peak, bound_memory(model, n, n))
+
+
+def test_the_search_stops_before_a_bound_that_would_overrun_the_time_limit():
+    """A bound is not interrupted, so the search predicts its time (estimated GiB × the
+    slowest rate seen, or the prior) and stops before one that would overrun: with the
+    prior, a bound with every position free of trained_parity at n = 512 (≈ 0.7 GiB,
+    ≈ 5.6 s predicted) is not started under a 1 s limit; with a generous limit it is."""
+    from attncert.soft.verify.search import (
+        RATE_PRIOR,
+        Budget,
+        SearchStats,
+        _bound_wait,
+        _Cube,
+        bound_memory,
+    )
+
+    model = zoo_model("trained_parity")
+    stats = SearchStats(bound_free=512)
+    cube = _Cube(0, "*" * 512, "0" * 512, None)
+    wait = _bound_wait(model, cube, Budget(), stats)
+    assert wait == pytest.approx(RATE_PRIOR * bound_memory(model, 512, 512) / 2**30) and wait > 1
+    stats.bound_rate = 0.5
+    assert _bound_wait(model, cube, Budget(), stats) == pytest.approx(wait / 16)
+    # a cube evaluated string by string runs no bound (Budget.at(512)'s direct size is 1)
+    assert _bound_wait(model, _Cube(0, "0" * 512, "0" * 512, None), Budget(), stats) == 0
+    out = verify(model, "parity", 512, time_limit=1.0, progress=False)
+    assert out.stats.bounds == 0 and "the next bound would take about" in out.stats.stopped
+    assert out.search_seconds < 1.0 + 10.0  # the limit, the witness allowance and the carve

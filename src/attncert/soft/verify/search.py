@@ -91,6 +91,7 @@ class SearchStats:
     bound_refusal: str = ""  # why it refuses more (its work budget), if it does
     split_rules: dict[str, int] = field(default_factory=dict)  # which rule chose each split
     witness: WitnessSearch | None = None  # the sampling for a witness, if it ran
+    bound_rate: float = 0.0  # the most seconds per estimated GiB a bound took in this run
 
 
 @dataclass
@@ -170,6 +171,13 @@ def search(
             stats.stopped = f"node limit ({budget.nodes})"
             break
         _, _, cube = heapq.heappop(heap)
+        wait = _bound_wait(model, cube, budget, stats)
+        if time.perf_counter() - t0 + wait > budget.seconds:
+            stats.stopped = (
+                f"time limit ({budget.seconds:g} s; the next bound would take about {wait:.0f} s)"
+            )
+            push(cube)
+            break
         leaf, order, rule = _decide(model, lang, cube, budget, stats)
         if leaf is not None:
             tree.leaf(cube.node, leaf)
@@ -264,7 +272,10 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
             got = restriction_range(model, cube.rho, cube.base)
         except (Unsupported, Undecided):
             got = None
-        stats.bound_seconds += time.perf_counter() - t
+        took = time.perf_counter() - t
+        stats.bound_seconds += took
+        gib = bound_memory(model, len(cube.rho), free) / 2**30
+        stats.bound_rate = max(stats.bound_rate, took / gib)
     if got is not None and got.decision is not None:
         try:
             return _bound_leaf(model, lang, cube, got), None, None
@@ -285,6 +296,22 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
 
 
 MEMORY_CAP = 4 << 30  # bytes one affine bound may take (estimated), untrusted guard
+RATE_PRIOR = 8.0  # seconds per estimated GiB before any bound ran (measured 0.4–7)
+
+
+def _bound_wait(model: Model, cube: _Cube, budget: Budget, stats: SearchStats) -> float:
+    """Predicted seconds of the affine bound :func:`_decide` would run on ``cube`` (0 when
+    it would run none): its estimated GiB (:func:`bound_memory`) times the slowest rate
+    seen in this run, or :data:`RATE_PRIOR` before the first bound. A bound is not
+    interrupted, so the search stops before one that would overrun the time limit."""
+    free = cube.rho.count(FREE)
+    if (
+        free > stats.bound_free
+        or cube_size(len(model.alphabet), cube.rho) <= budget.at(len(cube.rho))[1]
+    ):
+        return 0.0
+    rate = stats.bound_rate or RATE_PRIOR
+    return rate * bound_memory(model, len(cube.rho), free) / 2**30
 
 
 def bound_memory(model: Model, n: int, free: int) -> float:
