@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,15 @@ def load_model_arg(text: str) -> Model:
     if path.is_dir():
         raise InputError(f"{text!r} is a directory", expected="a model JSON file")
     return load_model(path)
+
+
+def recipe_language(model: Model) -> Any:
+    """The language of a trained model's recipe (``meta.training.recipe.language``, as
+    ``attncert train`` records it), or None."""
+    meta = model.meta if isinstance(model.meta, Mapping) else {}
+    training = meta.get("training")
+    recipe = training.get("recipe") if isinstance(training, Mapping) else None
+    return recipe.get("language") if isinstance(recipe, Mapping) else None
 
 
 def load_language_arg(text: str) -> Language:

@@ -32,10 +32,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
-from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
+from attncert.cli.common import (
+    add_json_flag,
+    add_model_argument,
+    load_model_arg,
+    print_json,
+    recipe_language,
+)
 from attncert.errors import InputError
 from attncert.verdicts import Verdict
 
@@ -83,9 +88,7 @@ def default_language(model) -> str:
     """The pair's language when ``--language`` is not given: the one in a trained model's
     recipe (``attncert train``) if the pair search knows it, else by the alphabet — dyck1
     over ``()``, dyck2 over ``()[]`` — else parity."""
-    training = model.meta.get("training") if isinstance(model.meta, Mapping) else None
-    recipe = training.get("recipe") if isinstance(training, Mapping) else None
-    language = recipe.get("language") if isinstance(recipe, Mapping) else None
+    language = recipe_language(model)
     if language in LANGUAGES:
         return language
     return {"()": "dyck1", "()[]": "dyck2"}.get("".join(sorted(model.alphabet)), "parity")

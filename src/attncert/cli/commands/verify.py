@@ -43,6 +43,7 @@ from attncert.cli.common import (
     load_language_arg,
     load_model_arg,
     print_json,
+    recipe_language,
 )
 from attncert.errors import InputError
 from attncert.io import check_output_path
@@ -93,12 +94,7 @@ def recorded_language(model, where: str) -> str:
     from attncert.languages import LANGUAGE_NAMES
 
     meta = model.meta if isinstance(model.meta, Mapping) else {}
-    training = meta.get("training")
-    recipe = training.get("recipe") if isinstance(training, Mapping) else None
-    for name in (
-        recipe.get("language") if isinstance(recipe, Mapping) else None,
-        meta.get("language"),
-    ):
+    for name in (recipe_language(model), meta.get("language")):
         if isinstance(name, str) and name in LANGUAGE_NAMES and name != "dfa":
             return name
     raise InputError(
