@@ -7,7 +7,7 @@ The pipeline (untrusted search, trusted check):
 2. branch and bound over cubes (:mod:`attncert.soft.verify.search`) until every cube is
    decided or the budget runs out; if cubes are left open and no leaf is wrong, strings
    are sampled from them and a misclassified one is carved into the tree as a
-   string-by-string leaf (:mod:`attncert.soft.verify.witness`);
+   one-string leaf (:mod:`attncert.soft.verify.witness`);
 3. the tree, each leaf's claims and the totals become a verification certificate
    (:mod:`attncert.certificates.verify`);
 4. :func:`attncert.kernel.verify.check` re-derives every leaf, the partition, the counts

@@ -186,13 +186,9 @@ def search(
             if cube.order is None:  # the root: one sensitivity ranking, inherited
                 cube.order = np.argsort(-sensitivity(model, cube.base), kind="stable")
             p = _first_free(cube.rho, order if order is not None else cube.order)
-            tree.split(cube.node, p)
-            stats.splits += 1
             rule = rule if order is not None else "sensitivity"
-            stats.split_rules[rule] = stats.split_rules.get(rule, 0) + 1
             rest = cube.order[cube.order != p]
-            for a in alpha:
-                k = tree.child(cube.node, a)
+            for a, k in zip(alpha, _split(tree, stats, cube.node, p, rule, alpha), strict=True):
                 push(
                     _Cube(
                         k,
@@ -212,6 +208,15 @@ def search(
     for cube in left:
         tree.leaf(cube.node, open_leaf(stats.stopped or "budget"))
     return tree, stats
+
+
+def _split(tree: Tree, stats: SearchStats, node: int, p: int, rule: str, alpha) -> list[int]:
+    """Split ``node`` on position ``p`` (0-based), counted under ``rule``: its children,
+    one per symbol of ``alpha``, in order."""
+    tree.split(node, p)
+    stats.splits += 1
+    stats.split_rules[rule] = stats.split_rules.get(rule, 0) + 1
+    return [tree.child(node, a) for a in alpha]
 
 
 def _carve(model, lang, tree: Tree, left: list[_Cube], budget, stats, rng, allowance: float):
@@ -238,11 +243,7 @@ def _carve(model, lang, tree: Tree, left: list[_Cube], budget, stats, rng, allow
         left.pop(at)
         node, rho = cube.node, cube.rho
         for p in path:
-            tree.split(node, p)
-            stats.splits += 1
-            stats.split_rules["witness"] = stats.split_rules.get("witness", 0) + 1
-            for a in alpha:
-                child = tree.child(node, a)
+            for a, child in zip(alpha, _split(tree, stats, node, p, "witness", alpha), strict=True):
                 here = rho[:p] + a + rho[p + 1 :]
                 if a == s[p]:
                     step = (child, here)
@@ -265,7 +266,7 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
         return _exhaustive(model, lang, cube.rho, stats), None, None
     free = cube.rho.count(FREE)
     got = None
-    if free <= stats.bound_free:  # beyond it the affine method refuses (work budget)
+    if _runs_bound(model, cube, budget, stats):
         t = time.perf_counter()
         stats.bounds += 1
         try:
@@ -304,14 +305,18 @@ def _bound_wait(model: Model, cube: _Cube, budget: Budget, stats: SearchStats) -
     it would run none): its estimated GiB (:func:`bound_memory`) times the slowest rate
     seen in this run, or :data:`RATE_PRIOR` before the first bound. A bound is not
     interrupted, so the search stops before one that would overrun the time limit."""
-    free = cube.rho.count(FREE)
-    if (
-        free > stats.bound_free
-        or cube_size(len(model.alphabet), cube.rho) <= budget.at(len(cube.rho))[1]
-    ):
+    if not _runs_bound(model, cube, budget, stats):
         return 0.0
     rate = stats.bound_rate or RATE_PRIOR
-    return rate * bound_memory(model, len(cube.rho), free) / 2**30
+    return rate * bound_memory(model, len(cube.rho), cube.rho.count(FREE)) / 2**30
+
+
+def _runs_bound(model: Model, cube: _Cube, budget: Budget, stats: SearchStats) -> bool:
+    """Whether :func:`_decide` runs the affine bound on ``cube``: it is larger than the
+    cubes evaluated string by string at once, and within the bound's reach (beyond it the
+    affine method refuses: work budget, :data:`MEMORY_CAP`)."""
+    big = cube_size(len(model.alphabet), cube.rho) > budget.at(len(cube.rho))[1]
+    return big and cube.rho.count(FREE) <= stats.bound_free
 
 
 def bound_memory(model: Model, n: int, free: int) -> float:
@@ -348,8 +353,9 @@ def bound_reach(model: Model, n: int) -> tuple[int, str]:
     why = refusal(n)
     if why is None:
         return n, ""
-    if refusal(0) is not None:
-        return -1, refusal(0) or ""
+    none_free = refusal(0)
+    if none_free is not None:
+        return -1, none_free
     lo, hi = 0, n  # applicable at lo, not at hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
