@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncert.certificates.verify import Leaf
+from attncert.errors import InputError
 from attncert.languages.base import Language
 from attncert.model.forward import forward
 from attncert.model.spec import Model
@@ -52,8 +53,6 @@ class WitnessSearch:
     note: str = ""
 
     def text(self) -> str:
-        if not self.sampled:
-            return self.note
         head = (
             f"{self.sampled} strings from the open cubes (uniform and from the language's "
             f"sampler), {self.misclassified} misclassified by the float forward pass"
@@ -105,8 +104,7 @@ def sample_wrong(
 def _from_language(lang: Language, rng, n: int, count: int, cubes, fixed) -> list[str]:
     """Up to ``count`` strings from the language's training sampler that lie in one of
     the open ``cubes`` (none for a language without a sampler, such as a DFA file)."""
-    from attncert.errors import InputError
-    from attncert.train.data import sample
+    from attncert.train.data import sample  # here: verify need not import attncert.train
 
     if count <= 0:
         return []
