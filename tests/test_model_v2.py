@@ -173,7 +173,7 @@ def _committed_hash(artifact: str) -> str:
             "final_norm.bias",
             "nan",
         ),
-        (lambda d: d.__setitem__("version", 3), "version", "3"),
+        (lambda d: d.__setitem__("version", 4), "version", "4"),
         (lambda d: d["embedding"].__setitem__("word", [[True] * 6] * 3), "embedding.word", "True"),
     ],
 )

@@ -137,7 +137,11 @@ _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
 def layer_norm(norm: LayerNorm, y: np.ndarray) -> np.ndarray:
-    """LN over the last axis (biased variance, ε inside the square root, as PyTorch)."""
+    """LN over the last axis (biased variance, ε inside the square root, as PyTorch);
+    RMSNorm (``norm.rms``): γ ⊙ y/√(mean(y²) + ε) + β."""
+    if norm.rms:
+        ms = (y * y).mean(axis=-1, keepdims=True)
+        return y / np.sqrt(ms + norm.eps) * norm.weight + norm.bias
     mu = y.mean(axis=-1, keepdims=True)
     c = y - mu
     var = (c * c).mean(axis=-1, keepdims=True)
@@ -150,6 +154,9 @@ def activate(activation: Activation, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0.0)
     if activation is Activation.GELU:
         return 0.5 * x * (1.0 + _ERF(x / math.sqrt(2.0)).astype(np.float64))
+    if activation is Activation.SILU:
+        with np.errstate(over="ignore"):  # e^(−x) = inf for very negative x: SiLU → −0
+            return x / (1.0 + np.exp(-x))
     inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
     return 0.5 * x * (1.0 + np.tanh(inner))
 
@@ -158,7 +165,31 @@ def feed_forward(ffn: FeedForward, y: np.ndarray, norm: LayerNorm | None = None)
     """The FFN on ``y`` (first normed by ``norm``: a pre-norm layer's LN2)."""
     if norm is not None:
         y = layer_norm(norm, y)
+    if ffn.gated:
+        hidden = activate(ffn.activation, y @ ffn.w_gate.T + ffn.b_gate) * (y @ ffn.w1.T + ffn.b1)
+        return hidden @ ffn.w2.T + ffn.b2
     return activate(ffn.activation, y @ ffn.w1.T + ffn.b1) @ ffn.w2.T + ffn.b2
+
+
+def rotate(head: Head, x: np.ndarray) -> np.ndarray:
+    """Queries or keys (B, N, d_k) of ``head`` rotated by their positions (RoPE, rotate-half
+    layout, positions 0 … N − 1; :class:`~attncert.model.spec.Rotary`); unchanged without."""
+    rot = head.rotary
+    if rot is None:
+        return x
+    ang = rot.angles(np.arange(x.shape[1]))[None]  # (1, N, r/2)
+    cos, sin = np.cos(ang), np.sin(ang)
+    h = rot.dim // 2
+    x1, x2 = x[..., :h], x[..., h : rot.dim]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin, x[..., rot.dim :]], axis=-1)
+
+
+def position_bias(head: Head, rows: np.ndarray, n_tok: int) -> np.ndarray | None:
+    """ALiBi's term −m·(i − j) for query rows ``rows`` and every key j (len(rows), N);
+    None for a head without ALiBi."""
+    if head.alibi is None:
+        return None
+    return -head.alibi * (np.asarray(rows, dtype=np.float64)[:, None] - np.arange(n_tok)[None, :])
 
 
 def embed(model: Model, tokens: np.ndarray, *, exact_ties: bool = False) -> np.ndarray:
@@ -249,6 +280,9 @@ def _head_blockwise(
         scores = q[:, rows] @ kt
         if columns is not None:
             scores = np.take_along_axis(scores, columns[:, None, :], axis=2)
+        bias = position_bias(head, rows, n_tok)
+        if bias is not None:
+            scores = scores + bias[None]
         if head.kind in _UNIQUE:
             vis = head.mask.rows(rows, n_tok)
             s = scores if vis is None else np.where(vis[None], scores, -np.inf)
@@ -294,14 +328,18 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
         scores_all, weights_all, values_all = [], [], []
         attn_sum = np.zeros_like(y)
         for head in layer.heads:
-            q = rows.map(lambda z, h=head: z @ h.w_q.T + h.bias("b_q"), u)
-            k = rows.map(lambda z, h=head: z @ h.w_k.T + h.bias("b_k"), u)
+            q = rotate(head, rows.map(lambda z, h=head: z @ h.w_q.T + h.bias("b_q"), u))
+            k = rotate(head, rows.map(lambda z, h=head: z @ h.w_k.T + h.bias("b_k"), u))
             v = rows.map(lambda z, h=head: z @ h.w_v.T + h.bias("b_v"), u)
-            columns = _equal_columns(k) if exact else None
+            # equal keys tie only when the score ignores positions (no RoPE, no ALiBi)
+            columns = _equal_columns(k) if exact and not head.positional else None
             if keep_attention:
                 scores = q @ np.swapaxes(k, 1, 2)
                 if columns is not None:
                     scores = np.take_along_axis(scores, columns[:, None, :], axis=2)
+                bias = position_bias(head, np.arange(n_tok), n_tok)
+                if bias is not None:
+                    scores = scores + bias[None]
                 w = attention_weights(head, scores, n_tok)
                 attended = _weighted_sum(w, v, exact and head.kind not in _UNIQUE)
                 scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
@@ -312,6 +350,28 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
             out = _Rows(attended, exact).map(lambda z, h=head: z @ h.w_o.T + h.bias("b_o"))
             values_all.append(out)
             attn_sum = attn_sum + out
+        if layer.parallel:  # GPT-NeoX: x + attn(LN₁(x)) + mlp(LN₂(x))
+            ff = (
+                _Rows(y, exact).map(partial(feed_forward, layer.ffn, norm=layer.norm2))
+                if layer.ffn is not None
+                else 0.0
+            )
+            out_y = y + attn_sum + ff
+            traces.append(
+                _layer_trace(
+                    keep_attention,
+                    scores_all,
+                    weights_all,
+                    values_all,
+                    tokens.shape[0],
+                    n_tok,
+                    model.d,
+                    y + attn_sum,
+                    out_y,
+                )
+            )
+            y = out_y
+            continue
         after_attn = y + attn_sum if layer.residual else attn_sum
         if not pre and layer.norm1 is not None:
             after_attn = _Rows(after_attn, exact).map(partial(layer_norm, layer.norm1))
@@ -323,19 +383,17 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
             out_y = after_attn
         if not pre and layer.norm2 is not None:
             out_y = _Rows(out_y, exact).map(partial(layer_norm, layer.norm2))
-        b = tokens.shape[0]
-        h = len(layer.heads)
         traces.append(
-            LayerTrace(
-                scores=(np.stack(scores_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)))
-                if keep_attention
-                else None,
-                weights=(np.stack(weights_all, 1) if h else np.zeros((b, 0, n_tok, n_tok)))
-                if keep_attention
-                else None,
-                head_values=np.stack(values_all, 1) if h else np.zeros((b, 0, n_tok, model.d)),
-                after_attention=after_attn,
-                output=out_y,
+            _layer_trace(
+                keep_attention,
+                scores_all,
+                weights_all,
+                values_all,
+                tokens.shape[0],
+                n_tok,
+                model.d,
+                after_attn,
+                out_y,
             )
         )
         y = out_y
@@ -352,6 +410,18 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
         else _Rows(y, exact).map(lambda z: z @ r.lm_weight.T + r.lm_bias)
     )
     return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm, final_normed)
+
+
+def _layer_trace(keep, scores_all, weights_all, values_all, b, n_tok, d, after, out):
+    h = len(values_all)
+    empty = np.zeros((b, 0, n_tok, n_tok))
+    return LayerTrace(
+        scores=(np.stack(scores_all, 1) if h else empty) if keep else None,
+        weights=(np.stack(weights_all, 1) if h else empty) if keep else None,
+        head_values=np.stack(values_all, 1) if h else np.zeros((b, 0, n_tok, d)),
+        after_attention=after,
+        output=out,
+    )
 
 
 def forward(model: Model, strings: Sequence[str], *, keep_attention: bool = True) -> Trace:

@@ -22,6 +22,12 @@ Version 2 adds (each optional, ``null`` when absent): per head ``b_q``, ``b_k``,
 before, so its content hash (and every certificate that names it) is unchanged; both
 versions load.
 
+Version 3 (the causal decoders of Llama, Qwen2, Mistral, GPT-NeoX, Bloom) adds, each
+written only when used: per head ``rotary`` (``{"base", "dim", "scale"}``) and
+``alibi`` (the slope); per norm ``kind`` (``"rms"``); per FFN ``w_gate``, ``b_gate``
+and the activation ``"silu"``; per layer ``parallel``. A model without them is written
+as version 1 or 2 exactly as before.
+
 Floats are written with Python's shortest round-trip ``repr``, so save → load is
 bit-for-bit. ``sha256`` is computed over the canonical encoding of everything
 else with each float as ``float.hex()``; loading recomputes it and refuses a
@@ -51,13 +57,14 @@ from attncert.model.spec import (
     LayerNorm,
     Model,
     Readout,
+    Rotary,
     Temperature,
     set_content_hash,
 )
 
 FORMAT = "attncert-model"
-VERSION = 2  # the newest version written; every version in VERSIONS loads
-VERSIONS = (1, 2)
+VERSION = 3  # the newest version written; every version in VERSIONS loads
+VERSIONS = (1, 2, 3)
 
 
 def _arr(a: np.ndarray | None, exact: bool) -> Any:
@@ -81,11 +88,14 @@ def _float(x: float, exact: bool) -> Any:
 def _norm(norm: LayerNorm | None, exact: bool) -> Any:
     if norm is None:
         return None
-    return {
+    out = {
         "weight": _arr(norm.weight, exact),
         "bias": _arr(norm.bias, exact),
         "eps": _float(norm.eps, exact),
     }
+    if norm.rms:
+        out["kind"] = norm.kind.value
+    return out
 
 
 def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]:
@@ -93,6 +103,7 @@ def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]
     model uses no version-2 feature, else version 2 (module docstring)."""
     e = exact_floats
     v2 = bool(model.extensions)
+    v3 = bool(model.new_kinds)
     emb = model.embedding
     layers = []
     for layer in model.layers:
@@ -109,6 +120,15 @@ def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]
             }
             if v2:
                 hd.update({name: _arr(getattr(h, name), e) for name in BIAS_FIELDS})
+            if h.rotary is not None:
+                r = h.rotary
+                hd["rotary"] = {
+                    "base": _float(r.base, e),
+                    "dim": r.dim,
+                    "scale": _float(r.scale, e),
+                }
+            if h.alibi is not None:
+                hd["alibi"] = _float(h.alibi, e)
             heads.append(hd)
         ffn = None
         if layer.ffn is not None:
@@ -116,7 +136,12 @@ def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]
             ffn = {k: _arr(getattr(f, k), e) for k in ("w1", "b1", "w2", "b2")}
             if v2:
                 ffn["activation"] = f.activation.value
+            if f.gated:
+                ffn["w_gate"] = _arr(f.w_gate, e)
+                ffn["b_gate"] = _arr(f.b_gate, e)
         ld: dict[str, Any] = {"residual": layer.residual, "heads": heads, "ffn": ffn}
+        if layer.parallel:
+            ld["parallel"] = True
         if v2:
             ld.update(
                 {
@@ -129,7 +154,7 @@ def model_to_dict(model: Model, *, exact_floats: bool = False) -> dict[str, Any]
     r = model.readout
     out = {
         "format": FORMAT,
-        "version": 2 if v2 else 1,
+        "version": 3 if v3 else 2 if v2 else 1,
         "name": model.name,
         "alphabet": list(model.alphabet),
         "bos": model.bos,
@@ -256,12 +281,46 @@ def _read_norm(rd: _Reader, value: Any, path: str, d: int) -> LayerNorm | None:
             weight=rd.array(rd.get(value, "weight", path), f"{path}.weight", 1),
             bias=rd.array(rd.get(value, "bias", path), f"{path}.bias", 1),
             eps=eps,
+            kind=rd.get(value, "kind", path, required=False, default="layer"),
         )
     except SpecError as err:
         if err.where and err.where.startswith(rd.source or "\0"):
             raise
         wh = f"{path}.{err.where}" if err.where else path
         raise SpecError(err.message, where=rd.where(wh), expected=err.expected) from None
+
+
+def _read_positional(rd: _Reader, hd: Any, hp: str) -> dict[str, Any]:
+    """A version-3 head's ``rotary`` and ``alibi`` fields, with located errors."""
+    out: dict[str, Any] = {}
+    rot = rd.get(hd, "rotary", hp, required=False)
+    if rot is not None:
+        p = f"{hp}.rotary"
+        if not isinstance(rot, Mapping):
+            raise SpecError("expected an object", where=rd.where(p), expected="{base, dim, scale}")
+        unknown = sorted(set(rot) - {"base", "dim", "scale"})
+        if unknown:
+            raise SpecError(
+                f"unknown field {unknown[0]!r}", where=rd.where(p), expected="base, dim, scale"
+            )
+        try:
+            out["rotary"] = Rotary(
+                base=rd.get(rot, "base", p),
+                dim=rd.get(rot, "dim", p),
+                scale=rd.get(rot, "scale", p, required=False, default=1.0),
+            )
+        except SpecError as err:
+            raise SpecError(
+                err.message, where=rd.where(f"{p}.{err.where}"), expected=err.expected
+            ) from None
+    alibi = rd.get(hd, "alibi", hp, required=False)
+    if alibi is not None:
+        if isinstance(alibi, bool) or not isinstance(alibi, (int, float)):
+            raise SpecError(
+                f"ALiBi slope {alibi!r}", where=rd.where(f"{hp}.alibi"), expected="a number"
+            )
+        out["alibi"] = alibi
+    return out
 
 
 def model_from_dict(data: Any, *, source: str = "") -> Model:
@@ -317,10 +376,12 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
                     for name in BIAS_FIELDS:
                         b = rd.get(hd, name, hp, required=False)
                         mats[name] = None if b is None else rd.array(b, f"{hp}.{name}", 1)
+                extra = _read_positional(rd, hd, hp) if version >= 3 else {}
                 try:
                     heads.append(
                         Head(
                             **mats,
+                            **extra,
                             kind=rd.get(hd, "kind", hp),
                             mask=rd.get(hd, "mask", hp, required=False, default="none"),
                             temperature=None if t is None else Temperature(**t),
@@ -335,8 +396,20 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
             ffn = None
             if fd is not None:
                 act = rd.get(fd, "activation", f"{lp}.ffn", required=False) if v2 else None
+                gate = {}
+                if version >= 3 and rd.get(fd, "w_gate", f"{lp}.ffn", required=False) is not None:
+                    gate = {
+                        k: rd.array(
+                            rd.get(fd, k, f"{lp}.ffn"),
+                            f"{lp}.ffn.{k}",
+                            2 if k[0] == "w" else 1,
+                            cols=embedding.d,
+                        )
+                        for k in ("w_gate", "b_gate")
+                    }
                 try:
                     ffn = FeedForward(
+                        **gate,
                         **{
                             k: rd.array(
                                 rd.get(fd, k, f"{lp}.ffn"),
@@ -370,6 +443,15 @@ def model_from_dict(data: Any, *, source: str = "") -> Model:
                 norms["norm_position"] = rd.get(
                     ld, "norm_position", lp, required=False, default="pre"
                 )
+            if version >= 3:
+                parallel = rd.get(ld, "parallel", lp, required=False, default=False)
+                if not isinstance(parallel, bool):
+                    raise SpecError(
+                        f"parallel {parallel!r}",
+                        where=rd.where(f"{lp}.parallel"),
+                        expected="true/false",
+                    )
+                norms["parallel"] = parallel
             try:
                 layers.append(Layer(tuple(heads), ffn, residual, **norms))
             except SpecError as err:

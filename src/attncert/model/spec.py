@@ -117,6 +117,7 @@ class Activation(str, Enum):
     RELU = "relu"
     GELU = "gelu"  # x·Φ(x) = x/2·(1 + erf(x/√2)) (PyTorch's default GELU)
     GELU_TANH = "gelu_tanh"  # x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) (GPT-2's gelu_new)
+    SILU = "silu"  # x·σ(x) = x/(1 + e^(−x)) (Llama's SwiGLU gate)
 
 
 class NormPosition(str, Enum):
@@ -124,6 +125,13 @@ class NormPosition(str, Enum):
 
     PRE = "pre"  # norm_first=True: normalize the sublayer's input
     POST = "post"  # norm_first=False: normalize after each residual add
+
+
+class NormKind(str, Enum):
+    """Which normalization a :class:`LayerNorm` value computes."""
+
+    LAYER = "layer"  # γ ⊙ (x − μ)/√(σ² + ε) + β (LayerNorm)
+    RMS = "rms"  # γ ⊙ x/√(mean(x²) + ε) + β (RMSNorm: no mean subtracted; β = 0 in Llama)
 
 
 @lru_cache(maxsize=16)
@@ -181,6 +189,51 @@ class Temperature:
         return "·".join(parts)
 
 
+@dataclass(frozen=True)
+class Rotary:
+    """Rotary position embedding (RoPE) of one head, in the "rotate-half" layout of
+    Llama, Qwen2, Mistral and GPT-NeoX as transformers implements them.
+
+    The first ``dim`` coordinates of a head's query and key (after their biases) are
+    rotated by the angles t·ω_k, k = 0 … dim/2 − 1, where t = (0-based token index)/scale
+    and ω_k = base^(−2k/dim): coordinate k pairs with k + dim/2,
+    (x_k, x_{k+dim/2}) ↦ (x_k cos − x_{k+dim/2} sin, x_{k+dim/2} cos + x_k sin). The
+    remaining coordinates are not rotated (partial rotary). The score of query i and key j
+    then depends on the offset j − i only through the rotation R((j − i)·ω), whose norm
+    is 1 (Hahn's Lemma 5 keeps its bounded-logit hypothesis). ``scale`` is the linear
+    ``rope_scaling`` factor (1 = none). The angles are the real numbers of this
+    formula: the float evaluator rounds them, the kernel encloses them in arb.
+    """
+
+    base: float
+    dim: int
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("base", "scale"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise SpecError(f"rotary {name} {v!r}", where=name, expected="a finite number")
+            object.__setattr__(self, name, float(v))
+        if not self.base > 1:
+            raise SpecError(f"rotary base {self.base!r}", where="base", expected="a number > 1")
+        if not self.scale > 0:
+            raise SpecError(f"rotary scale {self.scale!r}", where="scale", expected="a number > 0")
+        if isinstance(self.dim, bool) or not isinstance(self.dim, int) or self.dim < 2:
+            raise SpecError(f"rotary dim {self.dim!r}", where="dim", expected="an even integer ≥ 2")
+        if self.dim % 2:
+            raise SpecError(f"rotary dim {self.dim}", where="dim", expected="an even integer ≥ 2")
+
+    def angles(self, positions: np.ndarray) -> np.ndarray:
+        """Float64 angles (len(positions), dim/2): t·ω_k (the float evaluator's)."""
+        k = np.arange(self.dim // 2, dtype=np.float64)
+        omega = self.base ** (-2.0 * k / self.dim)
+        return (np.asarray(positions, dtype=np.float64) / self.scale)[:, None] * omega[None, :]
+
+    def to_dict(self) -> dict:
+        return {"base": self.base, "dim": self.dim, "scale": self.scale}
+
+
 def _array(value: Any, ndim: int) -> np.ndarray:
     arr = np.array(value, dtype=np.float64, copy=True)
     if arr.ndim != ndim:
@@ -220,9 +273,18 @@ class Head:
     b_k: np.ndarray | None = None  # (d_k,)
     b_v: np.ndarray | None = None  # (d_v,)
     b_o: np.ndarray | None = None  # (d,)
+    rotary: Rotary | None = None  # RoPE on queries and keys (model-file version 3)
+    alibi: float | None = None  # ALiBi slope m: score(i, j) += −m·(i − j) (version 3)
 
     def __post_init__(self) -> None:
         _freeze(self, ("w_q", "w_k", "w_v", "w_o"), (2, 2, 2, 2))
+        if self.rotary is not None and not isinstance(self.rotary, Rotary):
+            raise SpecError(f"rotary {self.rotary!r}", where="rotary", expected="a Rotary value")
+        if self.alibi is not None:
+            m = self.alibi
+            if isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m):
+                raise SpecError(f"ALiBi slope {m!r}", where="alibi", expected="a finite number")
+            object.__setattr__(self, "alibi", float(m))
         for name in BIAS_FIELDS:
             if getattr(self, name) is not None:
                 _freeze(self, (name,), (1,))
@@ -237,6 +299,12 @@ class Head:
     def has_bias(self) -> bool:
         return any(getattr(self, name) is not None for name in BIAS_FIELDS)
 
+    @property
+    def positional(self) -> bool:
+        """True iff the head's scores depend on the positions themselves (RoPE, ALiBi),
+        not only on the two rows' activations."""
+        return self.rotary is not None or self.alibi is not None
+
     def bias(self, name: str) -> np.ndarray:
         """Bias ``name`` ∈ BIAS_FIELDS as an array (zeros when absent)."""
         b = getattr(self, name)
@@ -248,30 +316,53 @@ class Head:
 
 @dataclass(frozen=True, eq=False)
 class FeedForward:
-    """Feed-forward sublayer: W₂ act(W₁ y + b₁) + b₂ (act ReLU, GELU or tanh-GELU)."""
+    """Feed-forward sublayer: W₂ act(W₁ y + b₁) + b₂ (act ReLU, GELU, tanh-GELU or SiLU),
+    or, gated (``w_gate`` set; SwiGLU with SiLU, GeGLU with GELU — Llama's MLP with
+    W₁ = up_proj, W_g = gate_proj, W₂ = down_proj): W₂ (act(W_g y + b_g) ⊙ (W₁ y + b₁)) + b₂."""
 
     w1: np.ndarray  # (d_ff, d)
     b1: np.ndarray  # (d_ff,)
     w2: np.ndarray  # (d, d_ff)
     b2: np.ndarray  # (d,)
     activation: Activation = Activation.RELU
+    w_gate: np.ndarray | None = None  # (d_ff, d) (model-file version 3)
+    b_gate: np.ndarray | None = None  # (d_ff,)
 
     def __post_init__(self) -> None:
         _freeze(self, ("w1", "b1", "w2", "b2"), (2, 1, 2, 1))
         object.__setattr__(self, "activation", _enum(Activation, self.activation, "activation"))
+        if self.w_gate is not None:
+            _freeze(self, ("w_gate",), (2,))
+            if self.b_gate is None:
+                object.__setattr__(self, "b_gate", np.zeros(self.w_gate.shape[0]))
+            _freeze(self, ("b_gate",), (1,))
+        elif self.b_gate is not None:
+            raise SpecError("b_gate without w_gate", where="b_gate", expected="no gate bias")
+
+    @property
+    def gated(self) -> bool:
+        return self.w_gate is not None
 
 
 @dataclass(frozen=True, eq=False)
 class LayerNorm:
     """LN(x) = γ ⊙ (x − μ(x)) / √(σ²(x) + ε) + β over the d coordinates of one position
-    (σ² the biased variance, as in PyTorch). ``eps`` is the float64 number ε > 0."""
+    (σ² the biased variance, as in PyTorch). ``eps`` is the float64 number ε > 0.
+    With ``kind=NormKind.RMS`` it is RMSNorm: γ ⊙ x / √(mean(x²) + ε) + β (Llama's, with
+    β = 0; model-file version 3)."""
 
     weight: np.ndarray  # (d,) γ
     bias: np.ndarray  # (d,) β
     eps: float = 1e-5
+    kind: NormKind = NormKind.LAYER
+
+    @property
+    def rms(self) -> bool:
+        return self.kind is NormKind.RMS
 
     def __post_init__(self) -> None:
         _freeze(self, ("weight", "bias"), (1, 1))
+        object.__setattr__(self, "kind", _enum(NormKind, self.kind, "kind"))
         eps = self.eps
         if isinstance(eps, bool) or not isinstance(eps, (int, float)):
             raise SpecError(f"eps {eps!r}", where="eps", expected="a positive finite number")
@@ -292,12 +383,21 @@ class Layer:
     norm1: LayerNorm | None = None
     norm2: LayerNorm | None = None
     norm_position: NormPosition = NormPosition.PRE
+    parallel: bool = False  # GPT-NeoX: y ← y + Σ heads(LN₁(y)) + FFN(LN₂(y)) (version 3)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "heads", tuple(self.heads))
         object.__setattr__(
             self, "norm_position", _enum(NormPosition, self.norm_position, "norm_position")
         )
+        if not isinstance(self.parallel, bool):
+            raise SpecError(f"parallel {self.parallel!r}", where="parallel", expected="true/false")
+        if self.parallel and not (self.residual and self.norm_position is NormPosition.PRE):
+            raise SpecError(
+                "a parallel attention + MLP layer",
+                where="parallel",
+                expected="a pre-norm layer with a residual stream (GPT-NeoX's form)",
+            )
 
     @property
     def pre_norm(self) -> bool:
@@ -466,32 +566,76 @@ class Model:
 
     @cached_property
     def extensions(self) -> tuple[str, ...]:
-        """The model-file version-2 features this model uses, in words (empty for a model
-        of the original format: no LayerNorm, ReLU only, no attention biases, no
-        mean readout). Tools written for that class refuse the others by name."""
+        """The model-file version-2 and -3 features this model uses, in words (empty for
+        a model of the original format: no LayerNorm, ReLU only, no attention biases, no
+        mean readout). Tools written for a smaller class refuse the others by name
+        (:meth:`require_plain`, :meth:`require_classic`)."""
+        norms = [self.final_norm] + [n for layer in self.layers for n in (layer.norm1, layer.norm2)]
         used = []
-        if self.final_norm is not None or any(
-            layer.norm1 is not None or layer.norm2 is not None for layer in self.layers
-        ):
+        if any(n is not None and not n.rms for n in norms):
             used.append("LayerNorm")
         acts = {
             layer.ffn.activation
             for layer in self.layers
-            if layer.ffn is not None and layer.ffn.activation is not Activation.RELU
+            if layer.ffn is not None
+            and layer.ffn.activation not in (Activation.RELU, Activation.SILU)
         }
         used += [f"{a.value} activation" for a in sorted(acts, key=lambda a: a.value)]
         if any(h.has_bias for layer in self.layers for h in layer.heads):
             used.append("attention biases")
         if self.readout.pooled:
             used.append("mean readout")
+        return tuple(used) + self.new_kinds
+
+    @cached_property
+    def new_kinds(self) -> tuple[str, ...]:
+        """The model-file version-3 features this model uses (rotary positions, ALiBi,
+        RMSNorm, gated MLP, SiLU, parallel residual), in words; empty for a version-1/2
+        model."""
+        heads = [h for layer in self.layers for h in layer.heads]
+        norms = [self.final_norm] + [n for layer in self.layers for n in (layer.norm1, layer.norm2)]
+        ffns = [layer.ffn for layer in self.layers if layer.ffn is not None]
+        used = []
+        if any(h.rotary is not None for h in heads):
+            used.append("rotary positions")
+        if any(h.alibi is not None for h in heads):
+            used.append("ALiBi")
+        if any(n is not None and n.rms for n in norms):
+            used.append("RMSNorm")
+        if any(f.gated for f in ffns):
+            used.append("gated MLP")
+        if any(f.activation is Activation.SILU for f in ffns):
+            used.append("silu activation")
+        if any(layer.parallel for layer in self.layers):
+            used.append("parallel residual")
         return tuple(used)
 
     @cached_property
+    def positional_scheme(self) -> str:
+        """How the model knows positions: ``"rope"``, ``"alibi"``, ``"learned"`` (a
+        position table), ``"features"`` (attncert's named features φ(i, N)), ``"none"``
+        (NoPE: only through masks); several joined by ``+``."""
+        heads = [h for layer in self.layers for h in layer.heads]
+        emb = self.embedding
+        kinds = [
+            name
+            for name, used in (
+                ("features", bool(emb.features) and bool(np.any(emb.pos_weight))),
+                ("learned", emb.table is not None),
+                ("rope", any(h.rotary is not None for h in heads)),
+                ("alibi", any(h.alibi is not None for h in heads)),
+            )
+            if used
+        ]
+        return "+".join(kinds) or "none"
+
+    @cached_property
     def is_rational(self) -> bool:
-        """True iff every position-wise map is rational in the weights (no LayerNorm,
-        ReLU only): hard-attention decisions are then decided in exact rationals;
-        otherwise in certified interval arithmetic."""
-        return not any(e == "LayerNorm" or e.endswith("activation") for e in self.extensions)
+        """True iff every position-wise map is rational in the weights (no LayerNorm or
+        RMSNorm, ReLU only, no rotary angles): hard-attention decisions are then decided
+        in exact rationals; otherwise in certified interval arithmetic."""
+        irrational = ("LayerNorm", "RMSNorm", "rotary positions")
+        return not any(e in irrational or e.endswith("activation") for e in self.extensions)
 
     def require_plain(self, what: str) -> None:
         """Refuse a model that uses version-2 features ``what`` does not support."""
@@ -502,6 +646,21 @@ class Model:
                 + f" (model {self.name!r})",
                 expected="a model without LayerNorm, non-ReLU activations, attention biases "
                 "or mean readout",
+            )
+
+    def require_classic(self, what: str, supported: tuple[str, ...] = ()) -> None:
+        """Refuse a model that uses a version-3 feature (RoPE, ALiBi, RMSNorm, gated MLP,
+        parallel residual) other than ``supported``: the evaluator ``what`` would
+        otherwise ignore it and compute another model. Every analysis that has not been
+        extended to these kinds calls this at its entry."""
+        missing = [k for k in self.new_kinds if k not in supported]
+        if missing:
+            raise UnsupportedError(
+                f"{what} does not support models with "
+                + ", ".join(missing)
+                + f" (model {self.name!r}, positional scheme {self.positional_scheme})",
+                expected="absolute, learned or no positions, LayerNorm, ungated MLPs"
+                + (" (or " + ", ".join(supported) + ")" if supported else ""),
             )
 
     # ----- identity -------------------------------------------------------------

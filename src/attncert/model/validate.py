@@ -84,6 +84,12 @@ def validate(m: Any) -> None:
                 b = getattr(h, name)
                 if b is not None:
                     _check_array(b, f"{w}.{name}", (size,))
+            if h.rotary is not None and h.rotary.dim > dk:
+                raise SpecError(
+                    f"rotary dim {h.rotary.dim} exceeds the head dimension {dk}",
+                    where=f"{w}.rotary.dim",
+                    expected=f"an even integer ≤ {dk}",
+                )
         for name in ("norm1", "norm2"):
             norm = getattr(layer, name)
             if norm is not None:
@@ -95,6 +101,9 @@ def validate(m: Any) -> None:
             _check_array(layer.ffn.b1, f"{w}.b1", (dff,))
             _check_array(layer.ffn.w2, f"{w}.w2", (d, dff))
             _check_array(layer.ffn.b2, f"{w}.b2", (d,))
+            if layer.ffn.w_gate is not None:
+                _check_array(layer.ffn.w_gate, f"{w}.w_gate", (dff, d))
+                _check_array(layer.ffn.b_gate, f"{w}.b_gate", (dff,))
     if m.final_norm is not None:
         _check_norm(m.final_norm, "final_norm", d)
     r = m.readout
