@@ -1,6 +1,8 @@
 """The trusted base, measured (issue 18): the kernel's import closure holds no search,
-solver or CLI module, and the hard checker with its evaluator stays well under the
-2,500 lines the previous checker trusted."""
+solver or CLI module, and the hard checker with its evaluator stays within the 2,500
+lines the previous checker trusted plus what the model-file version-3 kinds need
+(issue 32: RMSNorm, SiLU, gated MLPs, parallel residual, rotary and ALiBi enclosures in
+the evaluator: 205 lines, 139 of code, measured when they landed)."""
 
 from __future__ import annotations
 
@@ -30,10 +32,15 @@ def test_the_closure_holds_no_search_solver_or_cli():
     assert set(base.external) <= {"flint", "numpy", "mpmath"}
 
 
-def test_the_checker_with_its_evaluator_is_well_under_2500_lines():
+# the budget: 2,500 lines (1,800 of code) before issue 32, and what its kinds added
+NEW_KINDS = (250, 150)
+BUDGET = (2500 + NEW_KINDS[0], 1800 + NEW_KINDS[1])
+
+
+def test_the_checker_with_its_evaluator_stays_within_its_budget():
     base = trusted_base()
     lines, code = base.part(CHECKER_AND_EVALUATOR)
-    assert lines < 2500 and code < 1800, (lines, code)
+    assert lines < BUDGET[0] and code < BUDGET[1], (lines, code)
     assert base.lines == sum(m.lines for m in base.modules)
 
 
@@ -49,7 +56,7 @@ def test_cli(capsys):
     assert "trusted base:" in out and "attncert.kernel.hard" in out
     assert main(["trust", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["checker_and_evaluator"]["lines"] < 2500
+    assert data["checker_and_evaluator"]["lines"] < BUDGET[0]
 
 
 def test_readme_quotes_the_current_numbers():

@@ -17,9 +17,14 @@ correctly rounded):
 * LayerNorm: μ, c = x − μ and σ² enclosed separately (correlations are dropped,
   which only widens), 1/√(σ² + ε) bracketed by correctly rounded √ and ÷ at the
   ends of the variance interval;
-* ReLU exactly on the interval ends; GELU and tanh-GELU by a piecewise Taylor table
-  whose coefficients and remainders are computed once in arb (:class:`_Taylor`),
-  and a rigorous Lipschitz bound for the input radius.
+* ReLU exactly on the interval ends; GELU, tanh-GELU and SiLU by a piecewise Taylor
+  table whose coefficients and remainders are computed once in arb (:class:`_Taylor`),
+  and a rigorous Lipschitz bound for the input radius;
+* RMSNorm as LayerNorm without the mean; a gated MLP as the product of two enclosures;
+* rotary queries and keys (:func:`projections_at`): cos and sin of every angle
+  t·base^(−2k/dim) computed in arb and held as float64 midpoints with radii that cover
+  the arb ball, then products and sums as above; ALiBi's −m·(i − j) (:func:`alibi`)
+  with the rounding of its one product.
 
 Every radius is itself computed in float64 from non-negative terms and inflated by
 (1 + 2(k + 4)u) plus an absolute 2⁻¹⁰⁰⁰·k, which dominates its own rounding and any
@@ -37,8 +42,9 @@ from flint import arb, arb_series, ctx
 
 from attncert.arith.field import Undecided
 from attncert.arith.filter import Enclosed
+from attncert.errors import UnsupportedError
 from attncert.model.positional import feature_matrix
-from attncert.model.spec import Activation, LayerNorm, Model
+from attncert.model.spec import Activation, FeedForward, LayerNorm, Model, Rotary
 
 U = 2.0**-53
 TINY = 2.0**-1000
@@ -113,6 +119,10 @@ def mean_rows(x: Enclosed, groups: list[np.ndarray]) -> Enclosed:
     return _checked(mid, rad)
 
 
+def neg(x: Enclosed) -> Enclosed:
+    return Enclosed(-x.mid, x.rad)
+
+
 def relu(x: Enclosed) -> Enclosed:
     m, r = x.mid, x.rad
     pos = m >= r  # m − r ≥ 0 exactly: the identity on the whole interval
@@ -124,17 +134,21 @@ def relu(x: Enclosed) -> Enclosed:
 
 
 def layer_norm(norm: LayerNorm, x: Enclosed) -> Enclosed:
-    """γ ⊙ (x − μ)/√(σ² + ε) + β per row (biased variance), enclosed."""
+    """γ ⊙ (x − μ)/√(σ² + ε) + β per row (biased variance), enclosed; RMSNorm
+    (``norm.rms``): the same with μ = 0, so σ² is the mean of the squares."""
     d = x.mid.shape[1]
     m, r = x.mid, x.rad
-    mu = m.sum(axis=1, keepdims=True) / d
-    mu_r = _up(
-        (r.sum(axis=1, keepdims=True) + _gamma(d) * np.abs(m).sum(axis=1, keepdims=True)) / d
-        + 2 * U * np.abs(mu),
-        d + 2,
-    )
-    c = m - mu
-    c_r = _up(r + mu_r + 2 * U * np.abs(c), 2)
+    if norm.rms:
+        c, c_r = m, r
+    else:
+        mu = m.sum(axis=1, keepdims=True) / d
+        mu_r = _up(
+            (r.sum(axis=1, keepdims=True) + _gamma(d) * np.abs(m).sum(axis=1, keepdims=True)) / d
+            + 2 * U * np.abs(mu),
+            d + 2,
+        )
+        c = m - mu
+        c_r = _up(r + mu_r + 2 * U * np.abs(c), 2)
     ac = np.abs(c)
     lo = np.maximum(ac - c_r, 0.0) * (1 - 4 * U)  # ≤ min |c| over the interval
     hi = (ac + c_r) * (1 + 4 * U)  # ≥ max |c|
@@ -145,7 +159,7 @@ def layer_norm(norm: LayerNorm, x: Enclosed) -> Enclosed:
     s_hi = (var_hi + eps) * (1 + 4 * U)
     if not (s_lo > 0).all():
         raise Undecided(
-            "a LayerNorm variance + ε is not separated from 0 in float64",
+            "a LayerNorm/RMSNorm variance + ε is not separated from 0 in float64",
             expected="a LayerNorm whose ε is a positive normal float",
         )
     inv_hi = (1.0 / np.sqrt(s_lo)) * (1 + 6 * U)  # ≥ 1/√(σ² + ε)
@@ -158,16 +172,26 @@ def layer_norm(norm: LayerNorm, x: Enclosed) -> Enclosed:
 
 # --------------------------------------------------------------------------- GELU
 GELU_TANH_CUBIC = 0.044715
-_RANGE = 10.0  # tables cover [−10, 10]; outside, |f(x) − max(x, 0)| < 1e-20
-_OUTSIDE = 1e-20
+# tables cover [−R, R]; outside, |f(x) − max(x, 0)| < the bound: GELU and tanh-GELU
+# decay like e^(−x²/2) (R = 10: < 1e-20), SiLU only like |x|e^(−|x|) (R = 48:
+# 48·e^(−48) < 6.9e-20 < 1e-19, and |x|e^(−|x|) decreases beyond 1)
+_RANGES = {Activation.GELU: 10.0, Activation.GELU_TANH: 10.0, Activation.SILU: 48.0}
+_OUTSIDES = {Activation.GELU: 1e-20, Activation.GELU_TANH: 1e-20, Activation.SILU: 1e-19}
 # (cell half-width H, Taylor degree K): tanh-GELU's complex singularities come within
-# ~0.14 of the real axis near |x| = 10, so it needs smaller cells
-_CELLS = {Activation.GELU: (1.0 / 32, 14), Activation.GELU_TANH: (1.0 / 128, 16)}
+# ~0.14 of the real axis near |x| = 10, so it needs smaller cells; SiLU's poles are at
+# ±iπ(2k + 1), far from the real axis
+_CELLS = {
+    Activation.GELU: (1.0 / 32, 14),
+    Activation.GELU_TANH: (1.0 / 128, 16),
+    Activation.SILU: (1.0 / 8, 14),
+}
 
 
 def _series(kind: Activation, x: arb_series) -> arb_series:
     if kind is Activation.GELU:
         return x * (1 + (x * arb(2).rsqrt()).erf()) / 2
+    if kind is Activation.SILU:
+        return x * (1 + (-x).exp()).inv()
     k = (arb(2) / arb.pi()).sqrt()
     z = k * (x + arb(GELU_TANH_CUBIC) * x * x * x)
     e = (2 * z).exp()
@@ -187,7 +211,8 @@ class _Taylor:
 
     def __init__(self, kind: Activation):
         _H, _K = self.h, self.k = _CELLS[kind]
-        n_cells = round(_RANGE / (2 * _H))
+        self.range, self.outside = _RANGES[kind], _OUTSIDES[kind]
+        n_cells = round(self.range / (2 * _H))
         centres = np.arange(-n_cells, n_cells + 1) * (2 * _H)
         coef = np.empty((len(centres), _K + 1))
         err = np.empty(len(centres))
@@ -244,7 +269,7 @@ class _Taylor:
     def _eval(self, x: Enclosed) -> Enclosed:
         _H, _K = self.h, self.k
         m, r = x.mid, x.rad
-        inside = np.abs(m) <= _RANGE
+        inside = np.abs(m) <= self.range
         j = np.clip(np.rint(m / (2 * _H)), -self.n_cells, self.n_cells)
         t = np.where(inside, m - j * (2 * _H), 0.0)  # exact (Sterbenz): |t| ≤ H
         idx = (j + self.n_cells).astype(np.int64)
@@ -256,7 +281,7 @@ class _Taylor:
         pa = self.abs_sum[idx]
         f_err = _gamma(2 * _K + 2) * pa + self.err[idx]
         mid = np.where(inside, p, np.where(m > 0, m, 0.0))
-        e = np.where(inside, f_err, _OUTSIDE)
+        e = np.where(inside, f_err, self.outside)
         lip = np.where(r <= _H, self.lip_near[idx], self.lip)
         return _checked(mid, _up(e + lip * r + 2 * U * np.abs(mid), 2 * _K + 4))
 
@@ -297,12 +322,87 @@ def attention_inputs(model: Model, li: int, x: Enclosed) -> Enclosed:
 
 
 def projections(model: Model, li: int, hi: int, u: Enclosed) -> tuple[Enclosed, Enclosed, Enclosed]:
-    """(Q, K, OV) of head ``hi`` of layer ``li``: OV = (u W_Vᵀ + b_V) W_Oᵀ (without b_O)."""
+    """(Q, K, OV) of head ``hi`` of layer ``li``: OV = (u W_Vᵀ + b_V) W_Oᵀ (without b_O).
+
+    For a head whose scores see positions (RoPE, ALiBi) this is refused: a caller that
+    knows each row's position uses :func:`projections_at` and adds :func:`alibi`."""
     h = model.layers[li].heads[hi]
+    if h.positional:
+        raise UnsupportedError(
+            f"layers[{li}].heads[{hi}] has "
+            + ("rotary positions" if h.rotary is not None else "ALiBi")
+            + f" (model {model.name!r}): this analysis scores attention from row values "
+            "alone and does not support position-dependent scores",
+            expected="a head without rotary positions or ALiBi",
+        )
+    return _projections(h, u)
+
+
+def _projections(h, u: Enclosed) -> tuple[Enclosed, Enclosed, Enclosed]:
     q = affine(u, h.w_q, h.b_q)
     k = affine(u, h.w_k, h.b_k)
     ov = affine(affine(u, h.w_v, h.b_v), h.w_o)
     return q, k, ov
+
+
+def projections_at(
+    model: Model, li: int, hi: int, u: Enclosed, positions: np.ndarray
+) -> tuple[Enclosed, Enclosed, Enclosed]:
+    """(Q, K, OV) of head ``hi`` of layer ``li`` for rows at 0-based token ``positions``:
+    Q and K rotated by RoPE when the head has it (:func:`rotate`). ALiBi's term is the
+    caller's to add to the scores (:func:`alibi`)."""
+    h = model.layers[li].heads[hi]
+    q, k, ov = _projections(h, u)
+    if h.rotary is not None:
+        q, k = rotate(h.rotary, q, positions), rotate(h.rotary, k, positions)
+    return q, k, ov
+
+
+@cache
+def _rotation_table(rot: Rotary, n_tok: int) -> tuple[Enclosed, Enclosed]:
+    """(cos, sin) of the angles (t/scale)·base^(−2k/dim) for t < n_tok, k < dim/2, as
+    enclosures: each computed in arb at 128 bits, its float64 midpoint and a radius
+    covering the ball (the ball's radius plus the midpoint's rounding, doubled)."""
+    h = rot.dim // 2
+    cos_m, cos_r = np.empty((n_tok, h)), np.empty((n_tok, h))
+    sin_m, sin_r = np.empty((n_tok, h)), np.empty((n_tok, h))
+    with ctx.workprec(128):
+        base, scale = arb(rot.base), arb(rot.scale)
+        omega = [base ** (arb(-2 * k) / rot.dim) / scale for k in range(h)]
+        for t in range(n_tok):
+            for k in range(h):
+                theta = omega[k] * t
+                for val, mid, rad in ((theta.cos(), cos_m, cos_r), (theta.sin(), sin_m, sin_r)):
+                    fm = float(val.mid())
+                    mid[t, k] = fm
+                    rad[t, k] = 2 * float((abs(val - arb(fm)) + val.rad()).upper()) + TINY
+    return Enclosed(cos_m, cos_r), Enclosed(sin_m, sin_r)
+
+
+def rotate(rot: Rotary, x: Enclosed, positions: np.ndarray) -> Enclosed:
+    """Rows of ``x`` (queries or keys) rotated by RoPE at their 0-based ``positions``
+    (rotate-half layout: (x_k, x_{k+h}) ↦ (x_k cos − x_{k+h} sin, x_{k+h} cos + x_k sin),
+    h = dim/2; the coordinates past dim unchanged), enclosed."""
+    positions = np.asarray(positions, dtype=np.int64)
+    cos_t, sin_t = _rotation_table(rot, int(positions.max()) + 1)
+    cos, sin = cos_t.take(positions), sin_t.take(positions)
+    h = rot.dim // 2
+    x1, x2 = x.take_cols(slice(0, h)), x.take_cols(slice(h, rot.dim))
+    first = add(mul(x1, cos), neg(mul(x2, sin)))
+    second = add(mul(x2, cos), mul(x1, sin))
+    rest = x.take_cols(slice(rot.dim, None))
+    return Enclosed(
+        np.concatenate([first.mid, second.mid, rest.mid], axis=1),
+        np.concatenate([first.rad, second.rad, rest.rad], axis=1),
+    )
+
+
+def alibi(slope: float, queries: np.ndarray, n_keys: int) -> Enclosed:
+    """ALiBi's −m·(i − j) for query positions ``queries`` and keys 0 … n_keys − 1:
+    (len(queries), n_keys); i − j is an exact integer, the product is rounded once."""
+    diff = np.asarray(queries, dtype=np.float64)[:, None] - np.arange(n_keys)[None, :]
+    m = -slope * diff
+    return Enclosed(m, _up(U * np.abs(m), 0))
 
 
 def finish_layer(model: Model, li: int, x: Enclosed, attention: Enclosed) -> Enclosed:
@@ -311,19 +411,34 @@ def finish_layer(model: Model, li: int, x: Enclosed, attention: Enclosed) -> Enc
     every head's b_O."""
     layer = model.layers[li]
     pre = layer.pre_norm
+    f = layer.ffn
+    if layer.parallel:  # GPT-NeoX: x + attn(LN₁(x)) + FFN(LN₂(x))
+        out = add(x, attention)
+        if f is not None:
+            inp = layer_norm(layer.norm2, x) if layer.norm2 is not None else x
+            out = add(out, _ffn(f, inp))
+        return out
     after = add(x, attention) if layer.residual else attention
     if not pre and layer.norm1 is not None:
         after = layer_norm(layer.norm1, after)
     out = after
-    f = layer.ffn
     if f is not None:
         inp = layer_norm(layer.norm2, after) if pre and layer.norm2 is not None else after
-        hidden = activation(f.activation, affine(inp, f.w1, f.b1))
-        ff = affine(hidden, f.w2, f.b2)
+        ff = _ffn(f, inp)
         out = add(after, ff) if layer.residual else ff
     if not pre and layer.norm2 is not None:
         out = layer_norm(layer.norm2, out)
     return out
+
+
+def _ffn(f: FeedForward, inp: Enclosed) -> Enclosed:
+    """W₂ act(W₁ y + b₁) + b₂, or gated W₂ (act(W_g y + b_g) ⊙ (W₁ y + b₁)) + b₂."""
+    up = affine(inp, f.w1, f.b1)
+    if f.gated:
+        hidden = mul(activation(f.activation, affine(inp, f.w_gate, f.b_gate)), up)
+    else:
+        hidden = activation(f.activation, up)
+    return affine(hidden, f.w2, f.b2)
 
 
 def readout_terms(model: Model, y: Enclosed) -> Enclosed:

@@ -50,6 +50,9 @@ class Enclosed:
     def take(self, rows: np.ndarray | slice) -> Enclosed:
         return Enclosed(self.mid[rows], self.rad[rows])
 
+    def take_cols(self, cols: np.ndarray | slice) -> Enclosed:
+        return Enclosed(self.mid[:, cols], self.rad[:, cols])
+
 
 def _gamma(m: int) -> float:
     return 1.01 * m * _U

@@ -7,8 +7,14 @@ row by row, on flint matrices whose rows are activation vectors:
 
 * in the exact field (rational models: no LayerNorm, ReLU only) every result is the
   exact rational;
-* in a ball field every result is an arb enclosure (LayerNorm's 1/√(σ²+ε), GELU's erf,
-  tanh-GELU's tanh and √(2/π) are arb functions with rigorous error bounds).
+* in a ball field every result is an arb enclosure (LayerNorm's and RMSNorm's
+  1/√(σ²+ε), GELU's erf, tanh-GELU's tanh and √(2/π), SiLU's e^(−x), and the rotary
+  angles' cos and sin are arb functions with rigorous error bounds).
+
+The version-3 kinds (:mod:`attncert.model.spec`): RMSNorm, SiLU and gated MLPs, GPT-NeoX's
+parallel residual (:func:`finish_layer`), rotary queries and keys (:func:`rotate_rows`:
+cos and sin of t·base^(−2k/dim) in arb, never taken from floats) and ALiBi's exact
+term −m·(i − j) (:func:`alibi_term`).
 
 Matrix products run in C (``fmpq_mat`` / ``arb_mat``); the element-wise maps loop in
 Python. Both the search (:mod:`attncert.hard.collapse`) and the kernel use these maps:
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 from flint import arb
 
 from attncert.arith.field import Field, Matrix, NeedPrecision, Number
-from attncert.model.spec import Activation, Layer, LayerNorm, Model
+from attncert.model.spec import Activation, Layer, LayerNorm, Model, Rotary
 
 GELU_TANH_CUBIC = 0.044715  # the float64 nearest 0.044715, as in PyTorch and GPT-2
 
@@ -34,6 +40,7 @@ class NormMaps:
     weight: list[Number]
     bias: list[Number]
     eps: Number
+    rms: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,6 +64,8 @@ class LayerMaps:
     b1: Matrix | None
     w2_t: Matrix | None
     b2: Matrix | None
+    wg_t: Matrix | None = None  # gated MLP: W_gateᵀ
+    bg: Matrix | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +99,7 @@ def _norm(field: Field, norm: LayerNorm | None) -> NormMaps | None:
         [field.num(v) for v in norm.weight.tolist()],
         [field.num(v) for v in norm.bias.tolist()],
         field.num(norm.eps),
+        norm.rms,
     )
 
 
@@ -121,6 +131,8 @@ def _build(model: Model, field: Field) -> ModelMaps:
                 b1=None if f is None else field.row(f.b1),
                 w2_t=None if f is None else field.mat(f.w2.T),
                 b2=None if f is None else field.row(f.b2),
+                wg_t=None if f is None or not f.gated else field.mat(f.w_gate.T),
+                bg=None if f is None or not f.gated else field.row(f.b_gate),
             )
         )
     r = model.readout
@@ -151,8 +163,9 @@ def _square(field: Field, c: Number) -> Number:
 
 
 def layer_norm_rows(field: Field, norm: NormMaps, m: Matrix) -> Matrix:
-    """LN of every row: γ ⊙ (x − μ)/√(σ² + ε) + β (σ² the biased variance). In the exact
-    field this is refused (irrational); callers use a ball field for such models."""
+    """LN of every row: γ ⊙ (x − μ)/√(σ² + ε) + β (σ² the biased variance); RMSNorm
+    (``norm.rms``): γ ⊙ x/√(mean(x²) + ε) + β. In the exact field this is refused
+    (irrational); callers use a ball field for such models."""
     if field.exact:
         raise ValueError("LayerNorm is irrational: evaluate the model in a ball field")
     d = m.ncols()
@@ -161,8 +174,8 @@ def layer_norm_rows(field: Field, norm: NormMaps, m: Matrix) -> Matrix:
     inv_d = arb(1) / d
     for k in range(m.nrows()):
         x = ents[k * d : (k + 1) * d]
-        mu = sum(x, arb(0)) * inv_d
-        c = [v - mu for v in x]
+        mu = arb(0) if norm.rms else sum(x, arb(0)) * inv_d
+        c = list(x) if norm.rms else [v - mu for v in x]
         var = sum((_square(field, v) for v in c), arb(0)) * inv_d
         s = var + norm.eps
         if not s > 0:
@@ -192,6 +205,8 @@ def activation_rows(field: Field, activation: Activation, m: Matrix) -> Matrix:
     elif activation is Activation.GELU:
         inv_sqrt2 = arb(2).rsqrt()
         out = [x * (1 + (x * inv_sqrt2).erf()) / 2 for x in ents]
+    elif activation is Activation.SILU:
+        out = [x / (1 + (-x).exp()) for x in ents]
     else:
         k = (arb(2) / arb.pi()).sqrt()
         c = arb(GELU_TANH_CUBIC)
@@ -208,9 +223,52 @@ def attention_inputs(maps: ModelMaps, li: int, x: Matrix) -> Matrix:
     return x
 
 
+def rotation(field: Field, rot: Rotary, t: int) -> tuple[list[Number], list[Number]]:
+    """(cos, sin) of the rotary angles (t/scale)·base^(−2k/dim), k < dim/2, in arb
+    (Rotary; never from floats). Irrational: refused in the exact field."""
+    if field.exact:
+        raise ValueError("rotary angles are irrational: evaluate the model in a ball field")
+    base, scale = arb(rot.base), arb(rot.scale)
+    cos, sin = [], []
+    for k in range(rot.dim // 2):
+        theta = arb(t) / scale * base ** (arb(-2 * k) / rot.dim)
+        cos.append(theta.cos())
+        sin.append(theta.sin())
+    return cos, sin
+
+
+def rotate_rows(field: Field, rot: Rotary | None, m: Matrix, positions: list[int]) -> Matrix:
+    """Rows of ``m`` (queries or keys) rotated by their 0-based token positions
+    ``positions`` (RoPE, rotate-half layout: coordinate k pairs with k + dim/2; the
+    coordinates past ``dim`` are kept); ``m`` itself without a rotary embedding."""
+    if rot is None:
+        return m
+    ncols = m.ncols()
+    ents = m.entries()
+    h = rot.dim // 2
+    out: list[Number] = []
+    for r, t in enumerate(positions):
+        x = ents[r * ncols : (r + 1) * ncols]
+        cos, sin = rotation(field, rot, t)
+        first = [x[k] * cos[k] - x[k + h] * sin[k] for k in range(h)]
+        second = [x[k + h] * cos[k] + x[k] * sin[k] for k in range(h)]
+        out.extend(first + second + list(x[rot.dim :]))
+    return field.matrix(len(positions), ncols, out)
+
+
+def alibi_term(field: Field, slope: float | None, i: int, j: int) -> Number:
+    """ALiBi's exact score term −m·(i − j) for query position i and key position j
+    (0 without ALiBi)."""
+    if slope is None:
+        return field.zero()
+    return field.num(slope) * field.num(j - i)
+
+
 def projections(maps: ModelMaps, li: int, hi: int, u: Matrix) -> tuple[Matrix, Matrix, Matrix]:
     """(Q, K, OV) for head ``hi`` of layer ``li``: Q = u W_Qᵀ + b_Q, K = u W_Kᵀ + b_K,
-    OV = (u W_Vᵀ + b_V) W_Oᵀ (the head output of attending to one row, before b_O)."""
+    OV = (u W_Vᵀ + b_V) W_Oᵀ (the head output of attending to one row, before b_O).
+    Q and K are not rotated here (a row's value does not know its position):
+    :func:`rotate_rows` does that for the caller that does."""
     f = maps.field
     hm = maps.layers[li].heads[hi]
     q = add_bias(f, u * hm.wq_t, hm.bq)
@@ -226,18 +284,37 @@ def finish_layer(maps: ModelMaps, li: int, x: Matrix, attention: Matrix) -> Matr
     lm = maps.layers[li]
     layer = lm.layer
     pre = layer.pre_norm
+    if layer.parallel:  # GPT-NeoX: x + attn(LN₁(x)) + FFN(LN₂(x)) (the FFN reads x)
+        out = x + attention
+        if lm.w1_t is not None:
+            inp = layer_norm_rows(f, lm.norm2, x) if lm.norm2 is not None else x
+            out = out + _ffn_rows(lm, f, inp)
+        return out
     after = x + attention if layer.residual else attention
     if not pre and lm.norm1 is not None:
         after = layer_norm_rows(f, lm.norm1, after)
     out = after
     if lm.w1_t is not None:
         inp = layer_norm_rows(f, lm.norm2, after) if pre and lm.norm2 is not None else after
-        hidden = activation_rows(f, layer.ffn.activation, add_bias(f, inp * lm.w1_t, lm.b1))
-        ff = add_bias(f, hidden * lm.w2_t, lm.b2)
+        ff = _ffn_rows(lm, f, inp)
         out = after + ff if layer.residual else ff
     if not pre and lm.norm2 is not None:
         out = layer_norm_rows(f, lm.norm2, out)
     return out
+
+
+def _ffn_rows(lm: LayerMaps, f: Field, inp: Matrix) -> Matrix:
+    """W₂ act(W₁ y + b₁) + b₂, or gated W₂ (act(W_g y + b_g) ⊙ (W₁ y + b₁)) + b₂."""
+    act = lm.layer.ffn.activation
+    up = add_bias(f, inp * lm.w1_t, lm.b1)
+    if lm.wg_t is None:
+        hidden = activation_rows(f, act, up)
+    else:
+        gate = activation_rows(f, act, add_bias(f, inp * lm.wg_t, lm.bg)).entries()
+        hidden = f.matrix(
+            up.nrows(), up.ncols(), [g * v for g, v in zip(gate, up.entries(), strict=True)]
+        )
+    return add_bias(f, hidden * lm.w2_t, lm.b2)
 
 
 def final_rows(maps: ModelMaps, y: Matrix) -> Matrix:

@@ -33,7 +33,7 @@ from attncert.arith.positionwise import (
     readout_terms,
 )
 from attncert.model.positional import feature_matrix_exact
-from attncert.model.spec import Model
+from attncert.model.spec import POSITIONWISE_KINDS, Model
 
 Attended = tuple[tuple[int, ...], ...]  # per head: the attended rows (empty: no key visible)
 
@@ -65,6 +65,8 @@ class RowGraph:
     docstring). Row ids are consecutive integers from 0."""
 
     def __init__(self, model: Model, n_tok: int, field: Field, interner: Interner | None = None):
+        # a row's value alone decides its scores here: positional scores are refused
+        model.require_classic("attncert.arith.rows (row-graph evaluation)", POSITIONWISE_KINDS)
         self.model = model
         self.n_tok = n_tok
         self.field = field

@@ -57,6 +57,10 @@ class Base:
 
 
 def supported(model: Model) -> bool:
+    """Unique-hard heads only, and no version-3 kind (the incremental pass below knows
+    neither positional scores nor RMSNorm, gated MLPs or a parallel residual)."""
+    if model.new_kinds:
+        return False
     return all(h.kind in _UNIQUE for layer in model.layers for h in layer.heads)
 
 

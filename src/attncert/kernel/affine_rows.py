@@ -55,6 +55,7 @@ class Rows:
 
 def make_rows(model: Model, rho: str, base: str) -> Rows:
     """Rows of ``rho`` against the completion ``base`` (validated)."""
+    model.require_classic("the affine propagation (attncert.kernel.affine_rows)")
     if len(base) != len(rho):
         raise InputError(
             f"the base string has length {len(base)}, the restriction {len(rho)}",

@@ -161,6 +161,13 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 f"certificate is for model {digest[:12]}…, "
                 f"this model's hash is {model.digest[:12]}…",
             )
+        if model.new_kinds:
+            return fail(
+                "model",
+                "model",
+                "the soft checker's propagation does not support models with "
+                + ", ".join(model.new_kinds),
+            )
         n = _field(data, "n", int, "n")
         if n < 1:
             return fail("n", "n", f"length {n}")

@@ -161,6 +161,11 @@ def applicable(model: Model, n: int, free: int | None = None) -> str | None:
     free positions (default n/4), else why not."""
     if not model.layers:
         return "a model without layers"
+    if model.new_kinds:
+        return (
+            "the model has " + ", ".join(model.new_kinds) + " (the affine propagation handles "
+            "absolute or no positions, LayerNorm and ungated MLPs)"
+        )
     hard = hard_head(model)
     if hard:
         return hard + " (affine forms bound softmax heads)"

@@ -99,6 +99,7 @@ def _crown_ok(model: Model, r) -> bool:
 def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
     """(z_lo, z_hi, change) of the readout over all completions of ``rho``; with
     ``changeable_all`` every free input position but the readout token may change."""
+    model.require_classic("the box propagation (attncert.kernel.soft_propagate)")
     for layer in model.layers:
         for h in layer.heads:
             if h.kind.is_hard:

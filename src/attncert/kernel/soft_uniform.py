@@ -224,6 +224,13 @@ def check(data: dict, model: Model) -> UniformCheckReport:
         bad = hypotheses(model)
         if bad:
             return fail("hypotheses", "model", "outside Lemma 5's hypotheses: " + "; ".join(bad))
+        if model.new_kinds:
+            return fail(
+                "model",
+                "model",
+                "the length-uniform checker does not support models with "
+                + ", ".join(model.new_kinds),
+            )
         n0 = _get(data, "n0", int, "n0")
         bins = _get(data, "bins", int, "bins")
         tol = _get(data, "tolerance", float, "tolerance")

@@ -16,7 +16,16 @@ Decisions:
 
 Identity keys (:class:`~attncert.arith.field.Interner`): layer 0 by the exact rational
 activation; layer ℓ by (ℓ, key of the position's own input, per head the keys of what
-it attended to — the chosen keys for hard heads, all visible keys for softmax heads).
+it attended to — the chosen keys for hard heads, all visible keys for softmax heads,
+and for a softmax head whose scores see positions (RoPE, ALiBi) also the query's
+position and the visible keys' positions, on which its weights then depend).
+
+Positional scores (model-file version 3): a rotary head's queries and keys are rotated
+by their token positions with cos and sin enclosed in arb
+(:func:`attncert.arith.positionwise.rotate_rows`); an ALiBi head adds the exact
+−m·(i − j). Two structurally identical keys at different positions do not tie under
+such a head (their scores differ by the position), so no tie is assumed for them: the
+comparison must separate.
 
 Part of the trusted kernel; imports no solver and no search code.
 """
@@ -32,11 +41,13 @@ from flint import arb, fmpq
 from attncert.arith.field import Field, Interner, Matrix, Number, escalate, rows_of, to_floats
 from attncert.arith.filter import Enclosed, row_bounds
 from attncert.arith.positionwise import (
+    alibi_term,
     attention_inputs,
     final_rows,
     finish_layer,
     model_maps,
     projections,
+    rotate_rows,
 )
 from attncert.errors import InputError
 from attncert.model.positional import feature_matrix_exact
@@ -166,13 +177,20 @@ def _forward(model: Model, tokens: list[int], field: Field) -> RigorousTrace:
         attended_keys: list[list[tuple[int, ...]]] = [[] for _ in range(n_tok)]
         for hi, head in enumerate(layer.heads):
             q, k, ov = projections(maps, li, hi, u)
+            positions = list(range(n_tok))
+            q = rotate_rows(field, head.rotary, q, positions)
+            k = rotate_rows(field, head.rotary, k, positions)
             visible = head.mask.matrix(n_tok)
             bo = rows_of(maps.layers[li].heads[hi].bo)[0]
             if head.kind is AttentionKind.SOFTMAX:
                 out = _softmax_head(field, head, q, k, ov, visible, n_tok)
                 chosen = tuple(tuple(np.nonzero(visible[i])[0].tolist()) for i in range(n_tok))
                 for i in range(n_tok):
-                    attended_keys[i].append(("soft", *sorted(keys[j] for j in chosen[i])))
+                    if head.positional:  # the weights depend on i and on each key's place
+                        seen = tuple((j, keys[j]) for j in chosen[i])
+                        attended_keys[i].append(("soft-positional", i, *seen))
+                    else:
+                        attended_keys[i].append(("soft", *sorted(keys[j] for j in chosen[i])))
             else:
                 chosen = _hard_choices(field, head, q, k, keys, visible, n_tok, li, hi)
                 out = _average_rows(field, ov, chosen, d)
@@ -227,6 +245,13 @@ def _hard_choices(
         q_block = qf.take(rows)
         s = q_block.mid @ kf.mid.T
         e = row_bounds(q_block, kf)  # one bound per query row, valid against every key
+        if head.alibi is not None:
+            # −m·(i − j) in float64: |i − j| < 2^53 is exact, the product and the sum
+            # are each rounded once (≤ u|·|), so 2u(|bias| + |s + bias|) bounds both
+            bias = -head.alibi * (rows[:, None] - np.arange(n_tok)[None, :]).astype(float)
+            s = s + bias
+            finite = np.where(visible[rows], np.abs(bias) + np.abs(s), 0.0)
+            e = e + 2.0**-51 * finite.max(axis=1)
         s = np.where(visible[rows], s, -np.inf)
         top = s.max(axis=1)
         for t, i in enumerate(rows.tolist()):
@@ -237,7 +262,7 @@ def _hard_choices(
             if len(near) == 1:
                 out.append((near[0],))
                 continue
-            out.append(_exact_argmax(field, head.kind, q_rows[i], k_rows, keys, near, li, hi, i))
+            out.append(_exact_argmax(field, head, q_rows[i], k_rows, keys, near, li, hi, i))
     return tuple(out)
 
 
@@ -245,13 +270,16 @@ def _dot(a: list[Number], b: list[Number], zero: Number) -> Number:
     return sum((x * y for x, y in zip(a, b, strict=True)), zero)
 
 
-def _exact_argmax(field, kind, qrow, k_rows, keys, near, li, hi, i) -> tuple[int, ...]:
+def _exact_argmax(field, head, qrow, k_rows, keys, near, li, hi, i) -> tuple[int, ...]:
     zero = field.zero()
-    scores = {j: _dot(qrow, k_rows[j], zero) for j in near}
+    kind = head.kind
+    scores = {j: _dot(qrow, k_rows[j], zero) + alibi_term(field, head.alibi, i, j) for j in near}
     what = f"a score comparison of layers[{li}].heads[{hi}] at query position {i}"
     best = [near[0]]
     for j in near[1:]:
-        c = field.compare(scores[j], scores[best[0]], keys[j] == keys[best[0]], what)
+        # equal identity keys tie only where the score ignores positions
+        same = keys[j] == keys[best[0]] and not head.positional
+        c = field.compare(scores[j], scores[best[0]], same, what)
         if c > 0:
             best = [j]
         elif c == 0:
@@ -286,7 +314,10 @@ def _softmax_head(field, head, q, k, ov, visible, n_tok) -> Matrix:
     weights: list[Number] = []
     for i in range(n_tok):
         row = [
-            (beta * scores[i * n_tok + j]).exp() if visible[i, j] else arb(0) for j in range(n_tok)
+            (beta * (scores[i * n_tok + j] + alibi_term(field, head.alibi, i, j))).exp()
+            if visible[i, j]
+            else arb(0)
+            for j in range(n_tok)
         ]
         total = sum(row, arb(0))
         weights.extend([w / total for w in row] if visible[i].any() else row)

@@ -83,6 +83,12 @@ def hypotheses(model: Model) -> tuple[str, ...]:
             if h.kind.is_hard:
                 hard.append(where)
                 continue
+            if h.alibi is not None and h.alibi != 0:
+                out.append(
+                    f"{where} adds ALiBi's −m·(i − j) (m = {h.alibi!r}) to its scores, "
+                    "unbounded in n: attention can stay concentrated on the nearest positions "
+                    "at every length, so Lemma 5's bounded-logit hypothesis fails"
+                )
             if h.mask.value != "none":
                 masked.setdefault(h.mask.value, []).append(where)
             t = h.temperature

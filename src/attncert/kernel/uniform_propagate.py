@@ -277,6 +277,7 @@ def propagate_uniform(
     bad = hypotheses(model)
     if bad:
         raise UnsupportedError("outside Lemma 5's hypotheses: " + "; ".join(bad))
+    model.require_classic("the length-uniform propagation (attncert.kernel.uniform_propagate)")
     lay = layout(model, n0, bins, n_parity)
     feats = feature_ranges(model, lay)
     emb = model.embedding

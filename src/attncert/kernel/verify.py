@@ -253,6 +253,14 @@ def _counts(lang: Language, rho: str, size: int, decision: bool, members: int | 
 
 
 def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
+    if model.new_kinds:
+        _fail(
+            "bound",
+            f"{where}.method",
+            "bound leaves are not supported for models with "
+            + ", ".join(model.new_kinds)
+            + " (only exhaustive leaves, decided string by string)",
+        )
     if leaf.method == "affine":
         if leaf.base is None:
             _fail("bound", f"{where}.base", "the affine method needs its base completion")

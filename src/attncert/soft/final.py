@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attncert.model.forward import embed, feed_forward, layer_norm
+from attncert.model.forward import embed, feed_forward, forward_tokens, layer_norm
 from attncert.model.positional import feature_matrix
 from attncert.model.spec import AttentionKind, Mask, Model
 
@@ -97,9 +97,16 @@ def final_activation(model: Model, tokens: np.ndarray, position: int | None = No
 
     Equal to the reference :func:`attncert.model.forward.forward_tokens` but only the
     readout query is computed in the last layer and scores are chunked, so n = 4096 fits
-    in memory. Every version-2 feature (masks, LayerNorm, GELU, biases) is supported."""
+    in memory. Every version-2 feature (masks, LayerNorm, GELU, biases) is supported; a
+    model with version-3 kinds (RoPE, ALiBi, RMSNorm, gated MLPs, parallel residual) is
+    evaluated by the reference pass itself, blockwise."""
     tokens = np.asarray(tokens, dtype=np.int64)
     n_tok = tokens.shape[1]
+    if model.new_kinds:
+        fin = forward_tokens(model, tokens, keep_attention=False).final
+        if model.readout.pooled and position is None:
+            return fin.mean(axis=1)
+        return fin[:, model.readout.index(n_tok) if position is None else position]
     y = embed(model, tokens)
     pooled = model.readout.pooled and position is None
     r = None if pooled else (model.readout.index(n_tok) if position is None else position)

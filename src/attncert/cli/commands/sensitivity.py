@@ -207,7 +207,10 @@ def run(args: argparse.Namespace) -> int:
     _check_certify_args(args, ns)
     model = load_model_arg(args.model)
     check_sizes(model, ns)
-    uniform = _uniform(args, model, ns) if args.uniform else None
+    if (args.certify or args.uniform) and _outside_unbounded(args, model) is None:
+        # refused before any work: the certified propagations do not know these kinds
+        model.require_classic("sensitivity --certify/--uniform (the certified propagation)")
+    uniform = _uniform(args, model, ns) if args.uniform and not model.new_kinds else None
     report = sensitivity_report(
         model,
         ns,
@@ -218,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
         norm=args.norm,
         progress=not args.json,
     )
+    outside = _outside_unbounded(args, model)
+    if outside is not None:
+        return _report_outside(args, report, outside)
     rows = _certified(args, model, report) if args.certify else None
     if args.plot:
         plot_sensitivity(report, args.plot, certified=rows)
@@ -276,6 +282,51 @@ def run(args: argparse.Namespace) -> int:
     if verdict is None:
         return 0
     return Verdict(verdict).exit_code
+
+
+def _outside_unbounded(args, model) -> list[str] | None:
+    """With --certify/--uniform: the heads whose scores carry a term unbounded in n
+    (ALiBi's −m·(i − j)), each in one sentence — Lemma 5 does not apply to such a model,
+    whatever its weights; None when there is none (or neither option is given)."""
+    from attncert.soft.certified.certify import alibi_outside
+
+    if not (args.certify or args.uniform):
+        return None
+    found = [
+        alibi_outside(li, hi, h.alibi)
+        for li, layer in enumerate(model.layers)
+        for hi, h in enumerate(layer.heads)
+        if h.alibi is not None and h.alibi != 0
+    ]
+    return found or None
+
+
+def _report_outside(args, report, reasons: list[str]) -> int:
+    """OUTSIDE-THEOREM (exit 5) for a model with an unbounded score term: the measured
+    curve, the reason, and no bound (none is claimed: the certified propagations bound
+    bounded logits only)."""
+    from attncert.soft.report import format_table
+
+    verdict = Verdict.OUTSIDE_THEOREM
+    note = (
+        "no certified bound is computed: Lemma 5 and Theorem 6 do not apply to this model, "
+        "and the measured changes above are measurements, not bounds"
+    )
+    if args.json:
+        out = report.as_dict()
+        out["verdict"] = verdict.value
+        out["outside_theorem"] = {"reasons": reasons, "note": note}
+        print_json(out)
+    else:
+        print(format_table(report))
+        print()
+        for r in reasons:
+            print(f"OUTSIDE-THEOREM: {r}")
+        print(f"  {note}")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+        print(f"verdict: {verdict.value}")
+    return verdict.exit_code
 
 
 _WORSE = ("REFUTED", "UNDECIDED", "OUTSIDE-THEOREM", "CERTIFIED-TRIVIAL", "CERTIFIED")

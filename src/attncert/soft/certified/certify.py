@@ -99,16 +99,29 @@ class SoftOutcome:
         return lemma5_failures(self.certificate_model)
 
 
+def alibi_outside(li: int, hi: int, slope: float) -> str:
+    """Why an ALiBi head is outside Lemma 5 (``../shared/guide/positional-schemes.md``)."""
+    return (
+        f"layers[{li}].heads[{hi}] adds ALiBi's −m·(i − j) with m = {slope!r} to its scores, "
+        "unbounded in n: attention can stay concentrated on the nearest positions at every "
+        "length, so a position near the query keeps a Θ(1) influence — Lemma 5's "
+        "bounded-logit hypothesis fails (the lemma does not apply, not only its proof)"
+    )
+
+
 def lemma5_failures(model: Model | None) -> tuple[str, ...]:
     """The hypotheses of Hahn's Lemma 5 (and so of Theorem 6's asymptotics) that ``model``
     violates: hard heads, an inverse temperature growing with n, a used positional
-    feature that is unbounded. The certified numbers hold at their n regardless."""
+    feature that is unbounded, ALiBi's unbounded score term. The certified numbers hold
+    at their n regardless."""
     if model is None:
         return ()
     out = []
     for li, layer in enumerate(model.layers):
         for hi, h in enumerate(layer.heads):
             t = h.temperature
+            if h.alibi is not None and h.alibi != 0:
+                out.append(alibi_outside(li, hi, h.alibi))
             if h.kind.is_hard:
                 out.append(f"layers[{li}].heads[{hi}] is a hard-attention head")
             elif t is not None and not (t.n_power <= 0 and t.log_power == 0):

@@ -228,6 +228,7 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
     Activations are kept per *row* — a position with one of its allowed tokens — so that
     a free position's box is conditioned on its token instead of covering all of them;
     the change of the changed position itself (``self_``) is kept per position."""
+    model.require_classic("the certified bound propagation (attncert.soft.certified)")
     for li, layer in enumerate(model.layers):
         for hi_, h in enumerate(layer.heads):
             if h.kind.is_hard:

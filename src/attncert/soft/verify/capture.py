@@ -95,6 +95,8 @@ def capture_order(model: Model, rho: str, base: str, *, within: float = 8.0) -> 
     """The free positions whose potential is ≥ −``within`` (able to take at least about
     e^−within of the readout's attention from the best fixed token), highest first —
     empty when there is none."""
+    if any(h.positional for layer in model.layers for h in layer.heads):
+        return np.array([], dtype=np.int64)  # the potentials ignore RoPE/ALiBi: no ranking
     pot = potentials(model, rho, base)
     cand = np.flatnonzero(pot >= -within)
     return cand[np.argsort(-pot[cand], kind="stable")]
