@@ -37,8 +37,14 @@ def describe(model: Model) -> dict[str, Any]:
         ffn = None
         if layer.ffn is not None:
             ffn = {"d_ff": int(layer.ffn.w1.shape[0]), "activation": layer.ffn.activation.value}
+        if layer.ffn is not None and layer.ffn.gated:
+            ffn["gated"] = True
         for h, spec in zip(heads, layer.heads, strict=True):
             h["biases"] = spec.has_bias
+            if spec.rotary is not None:
+                h["rotary"] = spec.rotary.to_dict()
+            if spec.alibi is not None:
+                h["alibi"] = spec.alibi
         norms = [name for name in ("norm1", "norm2") if getattr(layer, name) is not None]
         layers.append(
             {
@@ -49,6 +55,8 @@ def describe(model: Model) -> dict[str, Any]:
                 "residual": layer.residual,
                 "norms": norms,
                 "norm_position": layer.norm_position.value if norms else None,
+                "norm_kind": getattr(layer, norms[0]).kind.value if norms else None,
+                "parallel": layer.parallel,
             }
         )
     r = model.readout
@@ -69,6 +77,8 @@ def describe(model: Model) -> dict[str, Any]:
         "position_table_rows": None if emb.table is None else int(emb.table.shape[0]),
         "layers": layers,
         "final_norm": model.final_norm is not None,
+        "final_norm_kind": None if model.final_norm is None else model.final_norm.kind.value,
+        "positional_scheme": model.positional_scheme,
         "extensions": list(model.extensions),
         "readout": {
             "position": r.position,
@@ -93,6 +103,7 @@ def _text(info: dict[str, Any]) -> str:
         f"{f['label']}{'' if f['bounded'] else ' (unbounded)'}" for f in info["features"]
     )
     lines.append(f"features  {feats or 'none'}")
+    lines.append(f"positions {info['positional_scheme']}")
     if info["position_table_rows"] is not None:
         lines.append(f"pos table {info['position_table_rows']} rows")
     lines.append(f"layers    {info['num_layers']} ({info['num_heads']} heads in all)")
@@ -106,22 +117,36 @@ def _text(info: dict[str, Any]) -> str:
                 else ""
             )
             + f" mask={h['mask']} d_k={h['d_k']} d_v={h['d_v']}"
+            + (
+                f" rope(base={h['rotary']['base']:g}, dim={h['rotary']['dim']}"
+                + (f", scale={h['rotary']['scale']:g})" if h["rotary"]["scale"] != 1 else ")")
+                if "rotary" in h
+                else ""
+            )
+            + (f" alibi={h['alibi']!r}" if "alibi" in h else "")
             for h in layer["heads"]
         )
         ffn = (
             f"ffn d_ff={layer['ffn']['d_ff']} {layer['ffn']['activation']}"
+            + (" gated" if layer["ffn"].get("gated") else "")
             if layer["ffn"]
             else "no ffn"
         )
         res = "residual" if layer["residual"] else "no residual"
         norm = (
-            f"; {layer['norm_position']}-norm {'+'.join(layer['norms'])}" if layer["norms"] else ""
+            f"; {layer['norm_position']}-norm {'+'.join(layer['norms'])}"
+            + (" (RMSNorm)" if layer["norm_kind"] == "rms" else "")
+            if layer["norms"]
+            else ""
         )
+        if layer["parallel"]:
+            norm += "; parallel attention + MLP"
         lines.append(
             f"  layer {layer['layer']} ({layer['field']}): {heads or 'no heads'}; {ffn}; {res}{norm}"
         )
     if info["final_norm"]:
-        lines.append("final     LayerNorm before the readout")
+        kind = "RMSNorm" if info["final_norm_kind"] == "rms" else "LayerNorm"
+        lines.append(f"final     {kind} before the readout")
     r = info["readout"]
     where = "the mean over all tokens" if r["position"] == "mean" else f"position {r['position']}"
     lines.append(f"readout   accept iff w·y + b > 0 at {where} (b = {r['bias']!r})")

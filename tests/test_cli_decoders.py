@@ -1,0 +1,84 @@
+"""The CLI on the version-3 decoders (issue 32): what each theorem's command says per
+positional scheme — ALiBi is outside Lemma 5 (exit 5, the unbounded term named, the
+measured curve shown, no bound claimed), kinds an analysis does not know are refused by
+name (exit 2, no traceback), and ``info`` names the scheme."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attncert.cli.main import main
+from attncert.model import save_model
+from attncert.model.decoders import random_decoder
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("decoders")
+    out = {}
+    for pos in ("rope", "alibi", "none"):
+        out[pos] = str(
+            save_model(random_decoder(1, 2, 8, positions=pos, seed=1), d / f"{pos}.json")
+        )
+    out["nope_ln"] = str(
+        save_model(
+            random_decoder(1, 2, 8, positions="none", norm="layer", mlp="gelu", seed=1),
+            d / "nope_ln.json",
+        )
+    )
+    return out
+
+
+def test_alibi_sensitivity_is_outside_lemma_5_with_the_measured_curve(files, capsys):
+    code = main(["sensitivity", files["alibi"], "--n", "6,10", "--certify", "--json"])
+    assert code == 5
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "OUTSIDE-THEOREM"
+    reasons = out["outside_theorem"]["reasons"]
+    assert len(reasons) == 2 and all("ALiBi" in r and "unbounded in n" in r for r in reasons)
+    assert "m = 0.0625" in reasons[0]
+    assert "not bounds" in out["outside_theorem"]["note"]
+    assert "certified" not in out  # no bound is claimed
+    assert [r["n"] for r in out["rows"]] == [6, 10] and all(
+        r["max_change"] > 0 for r in out["rows"]
+    )
+
+
+def test_alibi_uniform_is_outside_too(files, capsys):
+    assert main(["sensitivity", files["alibi"], "--n", "6", "--uniform"]) == 5
+    text = capsys.readouterr().out
+    assert "OUTSIDE-THEOREM: layers[0].heads[0] adds ALiBi" in text
+    assert "verdict: OUTSIDE-THEOREM" in text
+
+
+def test_kinds_the_certified_propagation_does_not_know_are_refused_by_name(files, capsys):
+    assert main(["sensitivity", files["rope"], "--n", "6", "--certify"]) == 2
+    err = capsys.readouterr().err
+    assert "rotary positions" in err and "RMSNorm" in err and "Traceback" not in err
+
+
+def test_a_nope_layernorm_decoder_is_certified_as_before(files, capsys):
+    code = main(["sensitivity", files["nope_ln"], "--n", "6", "--certify", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code in (0, 4) and out["verdict"] in ("CERTIFIED", "CERTIFIED-TRIVIAL")
+    row = out["certified"][0]
+    assert row["checked"] and row["certified_bound"] >= row["measured_max"]
+
+
+def test_hard_certify_refuses_positional_scores_by_name(files, capsys):
+    assert main(["certify", files["rope"], "--n", "8"]) == 2
+    err = capsys.readouterr().err
+    assert "rotary positions" in err and "Traceback" not in err
+
+
+def test_info_names_the_scheme(files, capsys):
+    assert main(["info", files["rope"], "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["positional_scheme"] == "rope"
+    assert info["layers"][0]["heads"][0]["rotary"] == {"base": 10000.0, "dim": 4, "scale": 1.0}
+    assert info["layers"][0]["norm_kind"] == "rms" and info["layers"][0]["ffn"]["gated"]
+    assert main(["info", files["alibi"]]) == 0
+    text = capsys.readouterr().out
+    assert "positions alibi" in text and "alibi=0.0625" in text and "(RMSNorm)" in text
