@@ -307,6 +307,53 @@ def test_hard_certificate_on_a_nope_rmsnorm_swiglu_model_against_brute_force():
     assert any(bool(g) != parity.contains(x) for g, x in zip(got, bad.strings, strict=True))
 
 
+@pytest.mark.parametrize("pos", ["rope", "alibi"])
+@pytest.mark.parametrize("kind", ["leftmost", "average"])
+def test_hard_certificates_for_positional_scores_against_brute_force(pos, kind):
+    """Theorem 1 holds whatever the positional information: a hardened RoPE or ALiBi
+    decoder gets a kernel-checked certificate (rows are position-specific, q and k taken
+    at each row's position), confirmed by enumerating every compatible string."""
+    import attncert
+
+    m = random_decoder(2, 2, 8, positions=pos, seed=2, kind=kind)
+    cert = attncert.certify(m, n=10, language="parity", k=8)
+    assert attncert.check(cert, m).accepted
+    assert confirm_by_enumeration(m, cert, language("parity")).decision_is_function
+
+
+def test_edited_positional_parameters_are_re_derived_by_the_kernel():
+    """A certificate checked against the model with its rotary base or ALiBi slope edited:
+    rejected by the hash; with the hash forced to the edited model's, the kernel
+    re-derives every claim from the edited scores — whatever it accepts is confirmed by
+    brute force on the edited model, and some edits make the claims fail, named."""
+    import attncert
+    from attncert.kernel.hard import check
+
+    rejected = []
+    for pos, edit in (
+        ("rope", lambda h: dataclasses.replace(h, rotary=Rotary(11.0, h.rotary.dim))),
+        ("rope", lambda h: dataclasses.replace(h, rotary=Rotary(1.5, h.rotary.dim))),
+        ("alibi", lambda h: dataclasses.replace(h, alibi=h.alibi * 3)),
+        ("alibi", lambda h: dataclasses.replace(h, alibi=-h.alibi * 100)),
+    ):
+        m = random_decoder(2, 2, 8, positions=pos, seed=2, kind="average")
+        cert = attncert.certify(m, n=10, language="parity", k=8)
+        layers = tuple(
+            dataclasses.replace(layer, heads=tuple(edit(h) for h in layer.heads))
+            for layer in m.layers
+        )
+        other = dataclasses.replace(m, layers=layers)
+        report = check(cert, other)
+        assert not report.accepted and "hash" in report.failures[0].reason
+        forged = dataclasses.replace(cert, model_sha256=other.digest)
+        report = check(forged, other)
+        if report.accepted:
+            assert confirm_by_enumeration(other, forged, language("parity")).decision_is_function
+        else:
+            rejected.append(report.failures[0].claim)
+    assert rejected, "no edit of a positional parameter changed a checked claim"
+
+
 def test_rigorous_and_float_hard_decisions_agree_on_positional_heads():
     for pos in ("rope", "alibi"):
         m = random_decoder(2, 2, 8, positions=pos, seed=7, kind="leftmost")
@@ -316,13 +363,10 @@ def test_rigorous_and_float_hard_decisions_agree_on_positional_heads():
 
 
 def test_analyses_that_do_not_know_a_kind_refuse_it_by_name():
-    import attncert
     from attncert.kernel.uniform_propagate import propagate_uniform
     from attncert.soft.certified.propagate import propagate, sensitivity_inputs
 
     rope = random_decoder(1, 2, 8, positions="rope", seed=1)
-    with pytest.raises(UnsupportedError, match="rotary positions"):
-        attncert.certify(harden(rope), n=8, language="parity")
     with pytest.raises(UnsupportedError, match="rotary positions"):
         propagate(rope, sensitivity_inputs(rope, 8))
     # the length-uniform propagation: an unmasked RMSNorm model passes Lemma 5's

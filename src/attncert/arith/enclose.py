@@ -348,14 +348,38 @@ def _projections(h, u: Enclosed) -> tuple[Enclosed, Enclosed, Enclosed]:
 def projections_at(
     model: Model, li: int, hi: int, u: Enclosed, positions: np.ndarray
 ) -> tuple[Enclosed, Enclosed, Enclosed]:
-    """(Q, K, OV) of head ``hi`` of layer ``li`` for rows at 0-based token ``positions``:
-    Q and K rotated by RoPE when the head has it (:func:`rotate`). ALiBi's term is the
-    caller's to add to the scores (:func:`alibi`)."""
+    """(Q, K, OV) of head ``hi`` of layer ``li`` for rows at 0-based token ``positions``,
+    such that every score is the dot product of a query row and a key row: Q and K
+    rotated by RoPE when the head has it (:func:`rotate`), and for ALiBi two more
+    coordinates, q′ = [q, m, −m·i] and k′ = [k, j, 1], so that q′·k′ = q·k − m·(i − j)
+    (:func:`alibi_columns`)."""
     h = model.layers[li].heads[hi]
     q, k, ov = _projections(h, u)
     if h.rotary is not None:
         q, k = rotate(h.rotary, q, positions), rotate(h.rotary, k, positions)
+    if h.alibi is not None:
+        q, k = alibi_columns(h.alibi, q, k, positions)
     return q, k, ov
+
+
+def alibi_columns(
+    slope: float, q: Enclosed, k: Enclosed, positions: np.ndarray
+) -> tuple[Enclosed, Enclosed]:
+    """q′ = [q, m, −m·i], k′ = [k, j, 1] for rows at positions i (queries) and j (keys):
+    q′·k′ = q·k − m·(i − j), ALiBi's score. m, j and 1 are exact; −m·i is rounded once
+    (radius u|m·i|)."""
+    t = np.asarray(positions, dtype=np.float64)
+    m_col = np.full_like(t, slope)
+    mi = -slope * t
+    q2 = Enclosed(
+        np.column_stack([q.mid, m_col, mi]),
+        np.column_stack([q.rad, np.zeros_like(t), _up(U * np.abs(mi), 0)]),
+    )
+    k2 = Enclosed(
+        np.column_stack([k.mid, t, np.ones_like(t)]),
+        np.column_stack([k.rad, np.zeros_like(t), np.zeros_like(t)]),
+    )
+    return q2, k2
 
 
 @cache
@@ -395,14 +419,6 @@ def rotate(rot: Rotary, x: Enclosed, positions: np.ndarray) -> Enclosed:
         np.concatenate([first.mid, second.mid, rest.mid], axis=1),
         np.concatenate([first.rad, second.rad, rest.rad], axis=1),
     )
-
-
-def alibi(slope: float, queries: np.ndarray, n_keys: int) -> Enclosed:
-    """ALiBi's −m·(i − j) for query positions ``queries`` and keys 0 … n_keys − 1:
-    (len(queries), n_keys); i − j is an exact integer, the product is rounded once."""
-    diff = np.asarray(queries, dtype=np.float64)[:, None] - np.arange(n_keys)[None, :]
-    m = -slope * diff
-    return Enclosed(m, _up(U * np.abs(m), 0))
 
 
 def finish_layer(model: Model, li: int, x: Enclosed, attention: Enclosed) -> Enclosed:

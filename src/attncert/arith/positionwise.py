@@ -256,6 +256,29 @@ def rotate_rows(field: Field, rot: Rotary | None, m: Matrix, positions: list[int
     return field.matrix(len(positions), ncols, out)
 
 
+def position_rows(
+    field: Field, head, q: Matrix, k: Matrix, positions: list[int]
+) -> tuple[Matrix, Matrix]:
+    """Queries and keys of rows at 0-based token ``positions`` such that every score is a
+    dot product (as :func:`attncert.arith.enclose.projections_at`): rotated by RoPE
+    (:func:`rotate_rows`), and for ALiBi extended to q′ = [q, m, −m·i], k′ = [k, j, 1]
+    (q′·k′ = q·k − m·(i − j), exact in the field)."""
+    q = rotate_rows(field, head.rotary, q, positions)
+    k = rotate_rows(field, head.rotary, k, positions)
+    if head.alibi is None:
+        return q, k
+    m = field.num(head.alibi)
+    dq, dk = q.ncols(), k.ncols()
+    qe, ke = q.entries(), k.entries()
+    q_out: list[Number] = []
+    k_out: list[Number] = []
+    for r, t in enumerate(positions):
+        q_out.extend([*qe[r * dq : (r + 1) * dq], m, -m * field.num(t)])
+        k_out.extend([*ke[r * dk : (r + 1) * dk], field.num(t), field.num(1)])
+    n = len(positions)
+    return field.matrix(n, dq + 2, q_out), field.matrix(n, dk + 2, k_out)
+
+
 def alibi_term(field: Field, slope: float | None, i: int, j: int) -> Number:
     """ALiBi's exact score term −m·(i − j) for query position i and key position j
     (0 without ALiBi)."""

@@ -29,11 +29,12 @@ from attncert.arith.positionwise import (
     attention_inputs,
     finish_layer,
     model_maps,
+    position_rows,
     projections,
     readout_terms,
 )
 from attncert.model.positional import feature_matrix_exact
-from attncert.model.spec import POSITIONWISE_KINDS, Model
+from attncert.model.spec import Model
 
 Attended = tuple[tuple[int, ...], ...]  # per head: the attended rows (empty: no key visible)
 
@@ -65,9 +66,11 @@ class RowGraph:
     docstring). Row ids are consecutive integers from 0."""
 
     def __init__(self, model: Model, n_tok: int, field: Field, interner: Interner | None = None):
-        # a row's value alone decides its scores here: positional scores are refused
-        model.require_classic("attncert.arith.rows (row-graph evaluation)", POSITIONWISE_KINDS)
         self.model = model
+        # RoPE / ALiBi: a score depends on the rows' positions, so every row is made
+        # position-specific (its identity includes its position) and a head's q, k of a
+        # row are taken at that position (position_rows)
+        self.positional = any(h.positional for layer in model.layers for h in layer.heads)
         self.n_tok = n_tok
         self.field = field
         self.maps = model_maps(model, field)
@@ -87,6 +90,13 @@ class RowGraph:
     def __len__(self) -> int:
         return len(self.layer)
 
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """The 0-based token position of each row (defined when :attr:`positional`)."""
+        out = np.array([self.pos[int(r)] for r in rows], dtype=np.int64)
+        if len(out) and out.min() < 0:  # pragma: no cover - rows are position-specific
+            raise ValueError("a row without a position in a positional model")
+        return out
+
     # ----- building ---------------------------------------------------------------------
     def _phi_key(self, t: int) -> int:
         k = self._phi_keys.get(t)
@@ -94,7 +104,8 @@ class RowGraph:
             emb = self.model.embedding
             phi = feature_matrix_exact(emb.features, self.n_tok)[t] if emb.features else ()
             table = emb.table[t].tobytes() if emb.table is not None else None
-            k = self._phi_keys[t] = self.interner.key(("phi", tuple(phi), table))
+            at = t if self.positional else None
+            k = self._phi_keys[t] = self.interner.key(("phi", tuple(phi), table, at))
         return k
 
     def add_embedding(self, tokens: Sequence[int], positions: Sequence[int]) -> np.ndarray:
@@ -124,7 +135,7 @@ class RowGraph:
                 rid = by_key[key] = len(self.layer)
                 self.layer.append(ell)
                 self.own.append(o)
-                self.pos.append(-1)
+                self.pos.append(self.pos[o] if self.positional else -1)
                 self.att.append(tuple(tuple(int(a) for a in h) for h in att))
                 keys.append(key)
             out[t] = rid
@@ -172,6 +183,9 @@ class RowGraph:
             fld = self.field
             u = attention_inputs(self.maps, li, fld.matrix(1, self.model.d, self.value(r)))
             q, k, ov = projections(self.maps, li, hi, u)
+            head = self.model.layers[li].heads[hi]
+            if head.positional:
+                q, k = position_rows(fld, head, q, k, [self.pos[r]])
             got = self._heads[(r, li, hi)] = (q.entries(), k.entries(), ov.entries())
         return got
 

@@ -113,8 +113,13 @@ def layer_rows(ev: Evaluation, li: int, tables: Sequence[Table]) -> LayerRows:
     )
     u = enclose.attention_inputs(ev.model, li, x)
     heads = []
-    for hi in range(len(ev.model.layers[li].heads)):
-        q, k, ov = enclose.projections(ev.model, li, hi, u)
+    for hi, head in enumerate(ev.model.layers[li].heads):
+        # RoPE / ALiBi: at each value's own position (values are position-specific)
+        q, k, ov = (
+            enclose.projections_at(ev.model, li, hi, u, owner)
+            if head.positional
+            else enclose.projections(ev.model, li, hi, u)
+        )
         heads.append(HeadRows(q, k, ov, row_bounds(q, k)))
     starts = np.searchsorted(owner, np.arange(n_tok))
     return LayerRows(owner, starts, keys, rows, x, tuple(heads))

@@ -42,7 +42,7 @@ from attncert.hard.stages import Invariant, stage1, stage2
 from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_table
 from attncert.hard.witness import find_witness
 from attncert.kernel.forward import is_rational
-from attncert.model.spec import POSITIONWISE_KINDS, Model
+from attncert.model.spec import Model
 from attncert.restriction import Restriction
 
 __implements__ = (
@@ -286,7 +286,6 @@ def certify(
         )
     if n < 1:
         raise InputError(f"n = {n} must be positive")
-    model.require_classic("the hard-attention certificate search", POSITIONWISE_KINDS)
     from attncert import limits
 
     limits.check_certify_size(model.n_tokens(n), what="n")

@@ -77,7 +77,7 @@ def _decide(model: Model, tokens: list[int], field: Field) -> bool:
         attn = enclose.point(np.zeros((n_tok, d)))
         attended: list[list[tuple[int, ...]]] = [[] for _ in range(n_tok)]
         for hi, head in enumerate(layer.heads):
-            q, k, ov = enclose.projections(model, li, hi, u)
+            q, k, ov = enclose.projections_at(model, li, hi, u, pos)
             chosen = _choose_blockwise(graph, head, q, k, ids, li, hi)
             single = np.array([c[0] if len(c) == 1 else 0 for c in chosen], dtype=np.int64)
             out = ov.take(single)

@@ -65,7 +65,7 @@ from attncert.kernel.layers import (
     _Table,
     _Values,
 )
-from attncert.model.spec import POSITIONWISE_KINDS, Model
+from attncert.model.spec import Model
 
 __all__ = ["CheckReport", "Failure", "check"]
 
@@ -221,14 +221,6 @@ def check(cert: Certificate, model: Model) -> CheckReport:
     decided: dict[str, bool] = {}  # string → rigorous decision, each string decided once
     try:
         _check_identity(cert, model)
-        unsupported = [k for k in model.new_kinds if k not in POSITIONWISE_KINDS]
-        if unsupported:
-            _fail(
-                "model",
-                "model",
-                "the hard checker's layer collapse scores attention from row values alone; "
-                "it does not support " + ", ".join(unsupported),
-            )
         arithmetic, output = escalate(
             lambda fld: _check_claims(cert, model, fld, facts), rational=is_rational(model)
         )

@@ -107,10 +107,20 @@ class _Projected:
 
 
 def _project(model: Model, li: int, vals: _Values) -> list[_Projected]:
+    """Every value's q, k and OV per head; with RoPE or ALiBi at the value's own position
+    (values are position-specific then: :class:`~attncert.arith.rows.RowGraph`)."""
     u = enclose.attention_inputs(model, li, vals.box)
+    heads = model.layers[li].heads
+    at = vals.graph.positions(vals.rows) if vals.graph.positional else None
     return [
-        _Projected(*enclose.projections(model, li, hi, u))
-        for hi in range(len(model.layers[li].heads))
+        _Projected(
+            *(
+                enclose.projections_at(model, li, hi, u, at)
+                if h.positional
+                else enclose.projections(model, li, hi, u)
+            )
+        )
+        for hi, h in enumerate(heads)
     ]
 
 

@@ -12,10 +12,10 @@ Every step is an enclosure:
 * position-wise maps (embedding, LayerNorm, FFN, GELU/tanh-GELU/ReLU, readout) by
   :mod:`attncert.arith.enclose` (first-order radius propagation, Higham's γ_k for dot
   products, Taylor tables computed in arb);
-* scores s = β·(q·k + a): |q·k − fl(q̃·k̃)| ≤ (|q̃| + r_q)·r_k + r_q·|k̃| + γ_d·|q̃|·|k̃|
-  (:mod:`attncert.arith.filter`), a = ALiBi's −m·(i − j) where the head has it (one
-  rounding, and one more for the sum), times the arb enclosure of β(N); rotary queries
-  and keys are rotated first by their positions with arb-enclosed cos and sin
+* scores s = β·q·k: |q·k − fl(q̃·k̃)| ≤ (|q̃| + r_q)·r_k + r_q·|k̃| + γ_d·|q̃|·|k̃|
+  (:mod:`attncert.arith.filter`), times the arb enclosure of β(N); rotary queries and
+  keys are rotated first by their positions with arb-enclosed cos and sin, and ALiBi's
+  −m·(i − j) is two more coordinates of q and k
   (:func:`attncert.arith.enclose.projections_at`);
 * softmax: with M ≥ every visible score's upper end, e^{s − M} ∈ [e^{lo − M}, e^{hi − M}]
   from the arb tables (:func:`attncert.kernel.soft_bounds.exp_le0_fine`); the head
@@ -98,10 +98,6 @@ def _head(model: Model, li: int, hi: int, u: Enclosed, b: int, n_tok: int) -> En
         + B.g2(dk) * np.einsum("bqd,bkd->bqk", aq, ak)
     )
     err = _inflate(err, dk)
-    if head.alibi is not None:
-        a = enclose.alibi(head.alibi, np.arange(n_tok), n_tok)
-        s = s + a.mid[None]
-        err = _inflate(err + a.rad[None] + _U * np.abs(s), 2)
     # × β: |sβ − s̃β̃| ≤ err·|β|max + |s̃|·β_rad, plus the product's rounding
     b_lo, b_hi = beta_enclosure(head, n_tok)
     b_mid, b_rad = B.centre(np.float64(b_lo), np.float64(b_hi))
