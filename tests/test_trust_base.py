@@ -2,7 +2,8 @@
 solver or CLI module, and the hard checker with its evaluator stays within the 2,500
 lines the previous checker trusted plus what the model-file version-3 kinds need
 (issue 32: RMSNorm, SiLU, gated MLPs, parallel residual, rotary and ALiBi enclosures in
-the evaluator: 205 lines, 139 of code, measured when they landed)."""
+the evaluator, positional scores as row transforms: 260 lines, 179 of code, measured
+when they landed)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def test_the_closure_holds_no_search_solver_or_cli():
 
 
 # the budget: 2,500 lines (1,800 of code) before issue 32, and what its kinds added
-NEW_KINDS = (250, 150)
+NEW_KINDS = (275, 190)
 BUDGET = (2500 + NEW_KINDS[0], 1800 + NEW_KINDS[1])
 
 
