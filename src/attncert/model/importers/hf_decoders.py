@@ -313,7 +313,7 @@ class _Importer:
             if not bool(self.torch.isfinite(p).all()):
                 bad = (~self.torch.isfinite(p)).nonzero()[0].tolist()
                 raise SpecError(
-                    f"non-finite value {float(p[tuple(bad)])!r} at index {tuple(bad)}",
+                    f"non-finite value {float(p.detach()[tuple(bad)])!r} at index {tuple(bad)}",
                     where=pname,
                     expected="finite weights",
                 )
