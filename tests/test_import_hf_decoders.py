@@ -314,6 +314,46 @@ def test_imported_decoder_agrees_with_transformers(case):
     assert model.meta["hf"]["class"] == CASES[case][0]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_agreement_sweep_over_seeds(case, seed):
+    """More weights and lengths (up to 300 tokens where no window limits them)."""
+    hf = _build(case, seed=seed)
+    model = _import(case, hf)
+    lengths = (3, 100, 255) if "window" in case else (3, 100, 299)
+    assert _worst(hf, model, lengths, seed=seed) <= TOL["a"]
+    rot = next((h.rotary for layer in model.layers for h in layer.heads if h.rotary), None)
+    if rot is not None:
+        _rotary_in_float64(hf, rot)
+    with _float64_softmax_and_rmsnorm(hf):
+        assert _worst(hf, model, lengths, seed=seed) <= TOL["c"]
+
+
+@pytest.mark.parametrize("case", ["llama-gqa-bias-tied", "bloom-3-heads", "neox-parallel"])
+def test_blockwise_attention_and_hard_kinds(case):
+    """keep_attention=False computes the same; a hard import keeps RoPE / ALiBi (for ALiBi
+    the 1/√d_head factor stays folded in W_Q: dropping it would reweigh the ALiBi term)."""
+    hf = _build(case)
+    soft = _import(case, hf)
+    strings = ["0110100111" * 7]
+    a, b = forward(soft, strings), forward(soft, strings, keep_attention=False)
+    assert np.array_equal(a.final, b.final)
+    for kind in ("leftmost", "average"):
+        hard = _import(case, hf, kind=kind)
+        heads = [
+            (s, h)
+            for ls, lh in zip(soft.layers, hard.layers, strict=True)
+            for s, h in zip(ls.heads, lh.heads, strict=True)
+        ]
+        assert all(h.kind.value == kind and h.temperature is None for _, h in heads)
+        assert all(h.rotary == s.rotary and h.alibi == s.alibi for s, h in heads)
+        if soft.positional_scheme == "alibi":
+            assert all(np.array_equal(h.w_q, s.w_q) for s, h in heads)
+        x, y = forward(hard, strings), forward(hard, strings, keep_attention=False)
+        assert np.array_equal(x.final, y.final)
+
+
 def test_the_comparison_can_fail():
     """A wrong rope base, a wrong slope, a dropped GQA expansion: each is seen."""
     hf = _build("llama-gqa-bias-tied")
@@ -386,7 +426,7 @@ def test_alibi_slopes_are_transformers_slopes(heads):
         assert alibi_slopes(heads).tolist() == exact
 
 
-@pytest.mark.parametrize("case", ["llama-gqa-bias-tied", "neox-sequential", "bloom-3-heads"])
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_saved_and_loaded_models_hash_and_compute_the_same(case, tmp_path):
     model = _import(case, _build(case))
     path = save_model(model, tmp_path / "m.json")
