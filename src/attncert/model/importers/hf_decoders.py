@@ -245,6 +245,8 @@ class _Importer:
         self._check_training()
         self._check_finite()
         self.activation = self._activation()
+        self.field("vocab_size")
+        self.field("n_layer" if self.type == "bloom" else "num_hidden_layers")
         vocab, ids = _token_table(alphabet, bos, eos, token_ids, self.config)
         word = to_numpy(self.core.get_input_embeddings().weight)
         self.d = word.shape[1]
