@@ -44,7 +44,7 @@ import types
 import numpy as np
 import pytest
 
-from attncert.errors import SpecError, UnsupportedError
+from attncert.errors import InputError, SpecError, UnsupportedError
 from attncert.model import forward, load_model, save_model
 from attncert.model.importers import model_from_hf
 from attncert.model.importers.hf_decoders import alibi_slopes
@@ -519,10 +519,27 @@ def test_sliding_window_needs_max_length_within_it():
     with pytest.raises(UnsupportedError, match=r"config\.sliding_window"):
         model_from_hf(hf, alphabet="01", bos="^", token_ids=TOKENS)
     model = _import("mistral-window", hf, max_length=300)
-    from attncert.errors import InputError
-
     with pytest.raises(InputError, match="longer than the learned position table"):
         forward(model, ["0" * 300])
+
+
+def test_qwen2_window_and_max_length_without_a_window():
+    """Qwen2's window applies only with use_sliding_window (and to layers ≥
+    max_window_layers); max_length on a model without a window only bounds the inputs."""
+    hf = _build("qwen2-mqa", use_sliding_window=True, sliding_window=40, max_window_layers=1)
+    model = _import("qwen2-mqa", hf, max_length=40)
+    assert _worst(hf, model, (39,)) <= TOL["a"]
+    assert "sliding window 40" in model.meta["hf"]["max_length"]
+    off = _build("qwen2-mqa", use_sliding_window=False, sliding_window=16)
+    assert _import("qwen2-mqa", off).embedding.table is None
+    bounded = _import("llama-gqa-bias-tied", _build("llama-gqa-bias-tied"), max_length=10)
+    assert bounded.embedding.table.shape == (10, 32)
+    assert "no limit" in bounded.meta["hf"]["max_length"]
+    forward(bounded, ["0" * 9])
+    with pytest.raises(InputError, match="longer than the learned position table"):
+        forward(bounded, ["0" * 10])
+    with pytest.raises(SpecError, match="max_length 0"):
+        _import("llama-gqa-bias-tied", _build("llama-gqa-bias-tied"), max_length=0)
 
 
 def test_unknown_model_types_and_classes_are_refused():
