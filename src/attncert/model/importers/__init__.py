@@ -3,7 +3,10 @@
 * :func:`model_from_torch` — PyTorch ``nn.TransformerEncoder`` / ``TransformerEncoderLayer``
   (:mod:`attncert.model.importers.torch_encoder`);
 * :func:`model_from_hf_gpt2` — Hugging Face GPT-2 (``GPT2Model``, ``GPT2LMHeadModel``,
-  ``GPT2ForSequenceClassification``; :mod:`attncert.model.importers.hf_gpt2`).
+  ``GPT2ForSequenceClassification``; :mod:`attncert.model.importers.hf_gpt2`);
+* :func:`model_from_hf` — Hugging Face decoders by ``config.model_type``: GPT-2, Llama,
+  Qwen2, Mistral, GPT-NeoX, Bloom (base, causal LM, sequence classifier;
+  :mod:`attncert.model.importers.hf_decoders`).
 
 Each converts float32/float64 weights to float64 exactly and refuses what it cannot
 represent with an :class:`~attncert.errors.UnsupportedError` naming the module and
@@ -13,7 +16,14 @@ version decide alike (accept decisions, next-symbol predictions, output coordina
 """
 
 from attncert.model.importers.hardening import HardeningReport, hardening_report
+from attncert.model.importers.hf_decoders import model_from_hf
 from attncert.model.importers.hf_gpt2 import model_from_hf_gpt2
 from attncert.model.importers.torch_encoder import model_from_torch
 
-__all__ = ["HardeningReport", "hardening_report", "model_from_hf_gpt2", "model_from_torch"]
+__all__ = [
+    "HardeningReport",
+    "hardening_report",
+    "model_from_hf",
+    "model_from_hf_gpt2",
+    "model_from_torch",
+]
