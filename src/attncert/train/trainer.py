@@ -98,6 +98,8 @@ LANGUAGE_TITLES = {
 
 def description(recipe: Recipe, evaluation: Evaluation) -> str:
     """The one-line zoo description: begins with "trained" and names the language."""
+    if recipe.decoder:
+        return _decoder_description(recipe, evaluation)
     title = LANGUAGE_TITLES.get(recipe.language, recipe.language)
     rows = {r.n: r for r in evaluation.rows}
     lo, hi = min(rows), max(rows)
@@ -113,6 +115,51 @@ def description(recipe: Recipe, evaluation: Evaluation) -> str:
         f"{recipe.activation.upper()}, softmax); soft accuracy "
         f"{rows[lo].soft_accuracy:.0%} at n={lo}, {rows[hi].soft_accuracy:.0%} at n={hi}"
     )
+
+
+POSITION_TAGS = {
+    "rope": "rope",
+    "alibi": "alibi",
+    "none": "nope",
+    "learned": "learned",
+    "features": "features",
+}
+POSITION_WORDS = {
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "none": "no positions (NoPE)",
+    "learned": "learned positions",
+    "features": "named positional features",
+}
+
+
+def default_name(recipe: Recipe) -> str:
+    """``trained_[hard_]LANGUAGE``; a decoder recipe adds its positions
+    (``trained_rope_first_last``, ``trained_hard_alibi_first_last``, ``trained_nope_dyck1``)."""
+    hard = "hard_" if recipe.attention == "hard" else ""
+    tag = f"{POSITION_TAGS[recipe.positions]}_" if recipe.decoder else ""
+    return f"trained_{hard}{tag}{recipe.language}"
+
+
+def _decoder_description(recipe: Recipe, evaluation: Evaluation) -> str:
+    title = LANGUAGE_TITLES.get(recipe.language, recipe.language)
+    rows = {r.n: r for r in evaluation.rows}
+    shown = [n for n in (16, 64, 256, 1024) if n in rows] or [min(rows), max(rows)]
+    hard = recipe.attention == "hard"
+    key = "hard_accuracy" if hard else "soft_accuracy"
+    cells = ", ".join(f"{getattr(rows[n], key):.0%} at n={n}" for n in shown)
+    arch = (
+        f"{'causal ' if recipe.causal else ''}decoder L={recipe.layers}, d={recipe.d}, "
+        f"H={recipe.heads}, {POSITION_WORDS[recipe.positions]}, "
+        f"{'RMSNorm' if recipe.norm == 'rms' else 'LayerNorm'}, "
+        f"{'SwiGLU' if recipe.mlp == 'swiglu' else 'GELU'}"
+    )
+    if hard:
+        return (
+            f"trained hard {title} classifier ({arch}, softmax annealed to "
+            f"β={recipe.beta_max:g}); hardened accuracy {cells}"
+        )
+    return f"trained {title} classifier ({arch}, softmax); soft accuracy {cells}"
 
 
 def beta_at(step: int, recipe: Recipe) -> float | None:
@@ -173,10 +220,15 @@ def _lr_factor(step: int, recipe: Recipe) -> float:
 def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> TrainingResult:
     """Train, import and evaluate the classifier of ``recipe`` (module docstring)."""
     torch = require_torch("attncert train")
-    from attncert.train.network import Classifier, to_model
+    if recipe.decoder:
+        from attncert.train.decoder import Decoder as Network
+        from attncert.train.decoder import to_model
+    else:
+        from attncert.train.network import Classifier as Network
+        from attncert.train.network import to_model
 
     hard = recipe.attention == "hard"
-    name = name or (f"trained_hard_{recipe.language}" if hard else f"trained_{recipe.language}")
+    name = name or default_name(recipe)
     threads = torch.get_num_threads()
     deterministic = torch.are_deterministic_algorithms_enabled()
     started = time.perf_counter()
@@ -185,7 +237,7 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
     try:
         torch.manual_seed(recipe.seed)
         rng = np.random.default_rng(recipe.seed)
-        net = Classifier(recipe)
+        net = Network(recipe)
         opt = torch.optim.AdamW(net.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, recipe))
         loss_fn = torch.nn.BCEWithLogitsLoss()

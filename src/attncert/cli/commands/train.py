@@ -56,15 +56,40 @@ def run(args: argparse.Namespace) -> int:
     from attncert.io import write_json
     from attncert.model import save_model
     from attncert.train.data import LANGUAGES
-    from attncert.train.recipes import DEFAULTS, HARD_DEFAULTS
+    from attncert.train.recipes import (
+        DECODER_DEFAULTS,
+        DEFAULTS,
+        HARD_DECODER_DEFAULTS,
+        HARD_DEFAULTS,
+        Recipe,
+    )
     from attncert.train.trainer import record, train
 
-    recipes = HARD_DEFAULTS if args.attention == "hard" else DEFAULTS
+    hard = args.attention == "hard"
+    positions = args.positions or "features"
+    arch = (positions, args.norm or "layer", args.mlp or "gelu")
+    decoder = arch != ("features", "layer", "gelu")
+    if decoder:
+        recipes = HARD_DECODER_DEFAULTS if hard else DECODER_DEFAULTS
+    else:
+        recipes = HARD_DEFAULTS if hard else DEFAULTS
     if args.language not in recipes:
         raise InputError(
             f"no training recipe for language {args.language!r}"
-            + (" with --attention hard" if args.attention == "hard" else ""),
+            + (" with --attention hard" if hard else "")
+            + (" for the decoder (--positions/--norm/--mlp)" if decoder else ""),
             expected="one of " + ", ".join(sorted(set(recipes) & set(LANGUAGES))),
+        )
+    base: Recipe = recipes[args.language]
+    if decoder:
+        named = DEFAULTS[args.language].features if positions == "features" else ()
+        base = base.with_overrides(positions=arch[0], norm=arch[1], mlp=arch[2], features=named)
+    causal = base.causal if args.causal is None else args.causal
+    if positions == "alibi" and not causal:
+        raise InputError(
+            "--positions alibi needs --causal: ALiBi's bias −m·(i − j) is a causal decoder's "
+            "(without a mask it would favour the keys after the query)",
+            expected="--positions alibi --causal",
         )
     if args.attention != "hard" and (
         args.beta_max or args.straight_through_steps or args.gumbel is not None
@@ -74,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
             expected="--attention hard, or none of these options",
         )
     lo, hi = _lengths(args.lengths) if args.lengths else (None, None)
-    recipe = recipes[args.language].with_overrides(
+    recipe = base.with_overrides(
+        causal=args.causal,
+        d_ff=args.d_ff,
         beta_max=args.beta_max,
         straight_through_steps=args.straight_through_steps,
         gumbel=args.gumbel,
@@ -167,6 +194,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="Gumbel noise on the scores while β anneals (--attention hard; default on)",
     )
+    p.add_argument(
+        "--positions",
+        choices=["features", "learned", "rope", "alibi", "none"],
+        help="how the model knows positions (default features: the encoder's named "
+        "features); learned, rope, alibi or none train the causal decoder",
+    )
+    p.add_argument(
+        "--norm",
+        choices=["layer", "rms"],
+        help="layer: LayerNorm (default); rms: RMSNorm (the decoder)",
+    )
+    p.add_argument(
+        "--mlp", choices=["gelu", "swiglu"], help="gelu (default) or swiglu (the decoder)"
+    )
+    p.add_argument(
+        "--causal",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="causal mask (default: the recipe's; the decoder recipes are causal)",
+    )
+    p.add_argument("--d-ff", type=int, help="MLP width (default: the recipe's)")
     p.add_argument("--out", required=True, metavar="PATH", help="model JSON file to write")
     p.add_argument(
         "--record", metavar="PATH", help="training record JSON (default: OUT.record.json)"
