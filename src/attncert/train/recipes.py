@@ -16,6 +16,13 @@ every attention score is annealed geometrically from 1 to ``beta_max`` over the 
 attention for the last ``straight_through_steps`` steps (:mod:`attncert.train.trainer`
 documents the method and its sources); the result must agree with its hardened version
 on at least ``hard_target`` of the strings at the training lengths.
+
+The fields ``positions`` (features, learned, rope, alibi, none), ``norm`` (layer, rms) and
+``mlp`` (gelu, swiglu) choose the architecture: the defaults are the encoder above; any
+other value trains the causal decoder of :mod:`attncert.train.decoder`, whose recipes
+start from :data:`DECODER_DEFAULTS` / :data:`HARD_DECODER_DEFAULTS`. Left at their
+defaults these fields are not written in :meth:`Recipe.to_dict`, so the recipes (and
+model hashes) of encoder models are what they were.
 """
 
 from __future__ import annotations

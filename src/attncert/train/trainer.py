@@ -72,6 +72,7 @@ RECORD_FORMAT = "attncert-training-record"
 RECORD_VERSION = 1
 _IMPORT_CHECK_MAX_LEN = 64
 _IMPORT_TOLERANCE = 1e-4  # float32 network vs float64 evaluation of the same weights
+_DECODER_TOLERANCE = 1e-9  # the decoder in float64 vs its export (same float64 weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,10 +329,19 @@ def _import_difference(
     net: Any, model: Model, recipe: Recipe, torch: Any, beta: float | None = None
 ) -> float:
     """max |network logit − attncert logit| on eval strings of length ≤ 64: the import
-    reproduces the trained network (refused above a float32-sized tolerance)."""
+    reproduces the trained network (refused above a float32-sized tolerance). A decoder
+    (exported by :mod:`attncert.train.decoder`, not by the importer) is compared in
+    float64 — its weights converted exactly — with a float64 tolerance: the export must
+    compute the network's function, not merely come near the float32 run of it."""
+    import copy
+
     from attncert.errors import SpecError
     from attncert.model.forward import forward
 
+    tolerance = _IMPORT_TOLERANCE
+    if recipe.decoder:
+        net = copy.deepcopy(net).double()
+        tolerance = _DECODER_TOLERANCE
     worst = 0.0
     for n in sorted({min(n, _IMPORT_CHECK_MAX_LEN) for n in recipe.eval_lengths}):
         strings, _ = sample(
@@ -340,11 +350,11 @@ def _import_difference(
         with torch.no_grad():
             want = net(net.tokens(strings), beta).double().numpy()
         worst = max(worst, float(np.abs(forward(model, strings).logits - want).max()))
-    if not worst <= _IMPORT_TOLERANCE:
+    if not worst <= tolerance:
         raise SpecError(
             f"the imported model differs from the trained network by {worst:.3g} in a logit",
             where="attncert.train",
-            expected=f"at most {_IMPORT_TOLERANCE} (an importer bug: please report it)",
+            expected=f"at most {tolerance} (an importer bug: please report it)",
         )
     return worst
 

@@ -20,7 +20,18 @@ straight-through argmax attention for the last ``--straight-through-steps`` step
 model agrees with its hardened version on at least 99 % of the strings at the training
 lengths. A model that misses the target is still written, and the output says so.
 
-Languages: parity, first_last, majority, dyck1 (soft and hard); ones_star (hard). Options
+``--positions learned|rope|alibi|none``, ``--norm rms`` or ``--mlp swiglu`` train a small
+causal decoder instead (``attncert.train.decoder``: BOS at position 0, pre-norm blocks,
+RoPE base 10000 rotate-half, ALiBi with Bloom's slopes, RMSNorm, SwiGLU), exported with
+the spec's classes; its recipe starts from ``DECODER_DEFAULTS`` (causal, read at the last
+token). Without them (``--positions features --norm layer --mlp gelu``) nothing changes.
+``--positions alibi`` needs a causal mask (``--no-causal`` with it exits 2).
+
+    attncert train first_last --positions rope --norm rms --mlp swiglu --out rope_fl.json
+    attncert train majority --positions none --out nope_maj.json
+
+Languages: parity, first_last, majority, dyck1 (soft and hard, encoder and decoder);
+ones_star (hard encoder). Options
 override single fields of the recipe. Exit status 0; 2 for bad input or when torch is
 missing.
 """
