@@ -11,6 +11,7 @@ import pytest
 
 from attncert.cli.main import main
 from attncert.errors import InputError
+from attncert.model import trained as zoo_trained
 from attncert.train.recipes import DECODER_DEFAULTS, DEFAULTS, HARD_DECODER_DEFAULTS, Recipe
 
 torch_needed = pytest.mark.skipif(
@@ -209,5 +210,75 @@ def test_cli_trains_a_decoder_and_records_its_recipe(tmp_path, capsys):
     assert "--positions rope --norm rms --mlp swiglu" in cmd and "--d-ff 8" in cmd
     assert cmd in text
     rec = json.loads((tmp_path / "r.record.json").read_text())
-    assert rec["import_max_logit_difference"] <= 1e-4
+    assert rec["import_max_logit_difference"] <= 1e-9
     assert m.meta["description"].startswith("trained majority classifier (causal decoder")
+
+
+# ----- the trained decoder zoo models ----------------------------------------------------
+
+SHIPPED = zoo_trained.TRAINED_DECODERS + zoo_trained.TRAINED_HARD_DECODERS
+SCHEMES = {"rope": "rope", "alibi": "alibi", "nope": "none"}
+
+
+def _parts(name):
+    """(hard, positions tag, language) of ``trained_[hard_]TAG_LANGUAGE``."""
+    rest = name.removeprefix("trained_")
+    hard = rest.startswith("hard_")
+    tag, lang = rest.removeprefix("hard_").split("_", 1)
+    return hard, tag, lang
+
+
+def test_the_zoo_has_nine_decoders_and_the_hard_first_last_ones():
+    assert len(zoo_trained.TRAINED_DECODERS) == 9
+    assert set(zoo_trained.TRAINED_HARD_DECODERS) == set(zoo_trained.TRAINED_HARD_DECODER_FILES)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_decoder_zoo_model(name):
+    """Loads (hash verified), its record's hash and recipe match, its positions are what
+    its name says and ``new_kinds`` what its recipe uses, it is small, and the accuracy
+    at n = 16 in its description is the record's and, re-measured on 200 other strings,
+    agrees within sampling error."""
+    import re
+
+    from attncert.model import zoo_model, zoo_names
+    from attncert.train.evaluate import evaluate
+
+    hard, tag, lang = _parts(name)
+    assert name in zoo_names()
+    m = zoo_model(name)
+    rec = zoo_trained.trained_record(name)
+    assert rec["model"]["sha256"] == m.digest and rec["model"]["name"] == name
+    training = m.meta["training"]
+    assert rec["recipe"] == training["recipe"] and rec["evaluation"] == training["evaluation"]
+    recipe = Recipe.from_dict(training["recipe"])
+    assert recipe.decoder and recipe.language == lang and m.meta["language"] == lang
+    assert training["command"] == recipe.command()
+    assert (recipe.attention == "hard") == hard
+    assert rec["import_max_logit_difference"] <= 1e-9
+    assert m.positional_scheme == SCHEMES[tag] == recipe.positions
+    want = [
+        k
+        for k, used in (
+            ("rotary positions", tag == "rope"),
+            ("ALiBi", tag == "alibi"),
+            ("RMSNorm", recipe.norm == "rms"),
+            ("gated MLP", recipe.mlp == "swiglu"),
+            ("silu activation", recipe.mlp == "swiglu"),
+        )
+        if used
+    ]
+    assert list(m.new_kinds) == want
+    assert m.d <= 16 and m.num_layers <= 2 and all(len(la.heads) <= 2 for la in m.layers)
+    assert m.embedding.table is None and not m.embedding.features and m.bos is not None
+    if hard:
+        assert training["hard"]["target_reached"]
+    # the accuracy at n = 16 in the description
+    key = "hard_accuracy" if hard else "soft_accuracy"
+    stored = next(r for r in training["evaluation"]["by_length"] if r["n"] == 16)[key]
+    said = re.search(r"(\d+)% at n=16\b", m.meta["description"])
+    assert said and int(said.group(1)) == round(100 * stored)
+    got = evaluate(m, lang, [16], 200, seed=recipe.seed + 1000).rows[0]
+    measured = getattr(got, key)
+    sigma = max(np.sqrt(stored * (1 - stored) / 200), 0.5 / 200)
+    assert abs(measured - stored) <= 4 * np.sqrt(2) * sigma + 0.01, (measured, stored)
