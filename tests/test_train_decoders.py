@@ -273,6 +273,12 @@ def test_decoder_zoo_model(name):
     assert m.embedding.table is None and not m.embedding.features and m.bos is not None
     if hard:
         assert training["hard"]["target_reached"]
+    # the recorded command gives the recorded recipe
+    from attncert.cli.commands.train import recipe_from_args
+    from attncert.cli.main import build_parser
+
+    args = build_parser().parse_args([*training["command"].split()[1:], "--out", "x.json"])
+    assert recipe_from_args(args) == recipe
     # the accuracy at n = 16 in the description
     key = "hard_accuracy" if hard else "soft_accuracy"
     stored = next(r for r in training["evaluation"]["by_length"] if r["n"] == 16)[key]
@@ -282,3 +288,38 @@ def test_decoder_zoo_model(name):
     measured = getattr(got, key)
     sigma = max(np.sqrt(stored * (1 - stored) / 200), 0.5 / 200)
     assert abs(measured - stored) <= 4 * np.sqrt(2) * sigma + 0.01, (measured, stored)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SHIPPED)
+def test_decoder_stored_accuracy_at_every_length(name):
+    """The whole stored table (n = 4 … 1024) re-measured: same strings, same numbers."""
+    from attncert.model import zoo_model
+    from attncert.train.evaluate import evaluate
+
+    m = zoo_model(name)
+    training = m.meta["training"]
+    recipe = Recipe.from_dict(training["recipe"])
+    stored = training["evaluation"]["by_length"]
+    ev = evaluate(
+        m, recipe.language, [r["n"] for r in stored], recipe.eval_strings, seed=recipe.seed
+    )
+    assert [r.to_dict() for r in ev.rows] == stored
+
+
+@pytest.mark.slow
+@torch_needed
+def test_retraining_reproduces_a_shipped_decoder():
+    """The recorded command gives the shipped hard RoPE decoder bit for bit (same torch
+    version on CPU; skipped otherwise)."""
+    import torch
+
+    from attncert.model import zoo_model
+    from attncert.train import train
+
+    m = zoo_model("trained_hard_rope_first_last")
+    training = m.meta["training"]
+    if training["torch"] != str(torch.__version__):
+        pytest.skip(f"shipped with torch {training['torch']}, running {torch.__version__}")
+    result = train(Recipe.from_dict(training["recipe"]), progress=False)
+    assert result.model.digest == m.digest

@@ -63,9 +63,10 @@ def _int_list(text: str, flag: str) -> tuple[int, ...]:
     return values
 
 
-def run(args: argparse.Namespace) -> int:
-    from attncert.io import write_json
-    from attncert.model import save_model
+def recipe_from_args(args: argparse.Namespace):
+    """The :class:`~attncert.train.recipes.Recipe` the command line describes (the
+    language's default recipe — encoder or decoder, soft or hard — with the options
+    applied); bad combinations raise :class:`InputError` (exit 2)."""
     from attncert.train.data import LANGUAGES
     from attncert.train.recipes import (
         DECODER_DEFAULTS,
@@ -74,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
         HARD_DEFAULTS,
         Recipe,
     )
-    from attncert.train.trainer import record, train
 
     hard = args.attention == "hard"
     positions = args.positions or "features"
@@ -128,6 +128,15 @@ def run(args: argparse.Namespace) -> int:
         eval_lengths=_int_list(args.eval_lengths, "--eval-lengths") if args.eval_lengths else None,
         eval_strings=args.eval_strings,
     )
+    return recipe
+
+
+def run(args: argparse.Namespace) -> int:
+    from attncert.io import write_json
+    from attncert.model import save_model
+    from attncert.train.trainer import record, train
+
+    recipe = recipe_from_args(args)
     out = Path(args.out)
     record_path = Path(args.record) if args.record else out.with_suffix(".record.json")
     result = train(recipe, name=args.name, progress=not args.no_progress and not args.json)
