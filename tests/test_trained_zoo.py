@@ -13,7 +13,14 @@ import pytest
 
 from attncert.cli.main import main
 from attncert.model import harden, zoo_model, zoo_names
-from attncert.model.trained import TRAINED, TRAINED_HARD, TRAINED_HARD_FILES, trained_record
+from attncert.model.trained import (
+    TRAINED,
+    TRAINED_DECODERS,
+    TRAINED_HARD,
+    TRAINED_HARD_DECODERS,
+    TRAINED_HARD_FILES,
+    trained_record,
+)
 from attncert.train.evaluate import evaluate
 from attncert.train.recipes import Recipe
 from attncert.train.trainer import LANGUAGE_TITLES
@@ -163,7 +170,8 @@ def test_zoo_list_shows_accuracy_by_length(capsys):
     for name in ALL:
         line = next(ln for ln in text.splitlines() if ln.startswith(name + " "))
         assert "trained " in line
-    assert text.count("accuracy soft/hardened by n") == len(ALL)
+    decoders = TRAINED_DECODERS + TRAINED_HARD_DECODERS  # tests/test_train_decoders.py
+    assert text.count("accuracy soft/hardened by n") == len(ALL) + len(decoders)
     assert "1024: " in text
     assert main(["zoo", "list", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}

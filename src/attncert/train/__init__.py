@@ -4,6 +4,8 @@
   features, optimizer, lengths, seed) and the :data:`DEFAULTS` of the zoo models;
 * :mod:`attncert.train.data` — labelled samplers per language (train / eval);
 * :mod:`attncert.train.network` — the PyTorch network and its import (needs torch);
+* :mod:`attncert.train.decoder` — the causal decoder (RoPE, ALiBi, NoPE, RMSNorm,
+  SwiGLU) and its export with the spec's classes (needs torch);
 * :mod:`attncert.train.trainer` — :func:`train` (deterministic on CPU) and the record;
 * :mod:`attncert.train.evaluate` — accuracy by length, soft and hardened (no torch).
 

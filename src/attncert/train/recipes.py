@@ -16,6 +16,13 @@ every attention score is annealed geometrically from 1 to ``beta_max`` over the 
 attention for the last ``straight_through_steps`` steps (:mod:`attncert.train.trainer`
 documents the method and its sources); the result must agree with its hardened version
 on at least ``hard_target`` of the strings at the training lengths.
+
+The fields ``positions`` (features, learned, rope, alibi, none), ``norm`` (layer, rms) and
+``mlp`` (gelu, swiglu) choose the architecture: the defaults are the encoder above; any
+other value trains the causal decoder of :mod:`attncert.train.decoder`, whose recipes
+start from :data:`DECODER_DEFAULTS` / :data:`HARD_DECODER_DEFAULTS`. Left at their
+defaults these fields are not written in :meth:`Recipe.to_dict`, so the recipes (and
+model hashes) of encoder models are what they were.
 """
 
 from __future__ import annotations
@@ -27,6 +34,10 @@ from attncert.errors import InputError
 from attncert.model.positional import PosFeature
 
 MAX_LAYERS = 4
+POSITIONS = ("features", "learned", "rope", "alibi", "none")
+NORMS = ("layer", "rms")
+MLPS = ("gelu", "swiglu")
+DECODER_FIELD_DEFAULTS = {"positions": "features", "norm": "layer", "mlp": "gelu"}
 MAX_WIDTH = 64
 BOS = "^"
 EVAL_LENGTHS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -65,6 +76,16 @@ class Recipe:
     straight_through_steps: int = 0
     gumbel: bool = False  # Gumbel noise on the scores while β anneals (hard recipes)
     hard_target: float = 0.99
+    # the causal-decoder family (attncert.train.decoder); the defaults are the encoder's
+    positions: str = "features"  # features, learned, rope, alibi, none
+    norm: str = "layer"  # layer (LayerNorm), rms (RMSNorm)
+    mlp: str = "gelu"  # gelu, swiglu
+
+    @property
+    def decoder(self) -> bool:
+        """True iff the recipe needs the decoder of :mod:`attncert.train.decoder` (any
+        positions but named features, RMSNorm or SwiGLU); else the encoder Classifier."""
+        return (self.positions, self.norm, self.mlp) != ("features", "layer", "gelu")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "features", tuple(self.features))
@@ -94,6 +115,34 @@ class Recipe:
                 "0 for soft attention",
             ),
             (0 < self.hard_target <= 1, "hard_target", "in (0, 1]"),
+            (self.positions in POSITIONS, "positions", ", ".join(POSITIONS)),
+            (self.norm in NORMS, "norm", ", ".join(NORMS)),
+            (self.mlp in MLPS, "mlp", ", ".join(MLPS)),
+            (
+                self.positions == "features" or not self.features,
+                "features",
+                "no named features unless positions = 'features'",
+            ),
+            (
+                self.positions != "alibi" or self.causal,
+                "positions",
+                "'alibi' only with a causal mask (ALiBi's −m·(i − j) is a causal LM's bias)",
+            ),
+            (
+                not self.decoder or self.norm_first,
+                "norm_first",
+                "True for the decoder (pre-norm)",
+            ),
+            (
+                not self.decoder or self.activation == "gelu",
+                "activation",
+                "'gelu' for the decoder (its MLP is named by mlp)",
+            ),
+            (
+                not (self.decoder and self.causal and self.position == "first"),
+                "position",
+                "'last' or 'mean' for a causal decoder (the first token sees only itself)",
+            ),
         ]
         for ok, where, expected in checks:
             if not ok:
@@ -104,9 +153,14 @@ class Recipe:
                 )
 
     def to_dict(self) -> dict[str, Any]:
+        """The recipe as JSON; the decoder fields only when they are not the defaults, so
+        that an encoder recipe's dict (and the model's content hash) is what it was."""
         out = asdict(self)
         out["features"] = [f.to_dict() for f in self.features]
         out["eval_lengths"] = list(self.eval_lengths)
+        for name, default in DECODER_FIELD_DEFAULTS.items():
+            if out[name] == default:
+                del out[name]
         return out
 
     @classmethod
@@ -126,15 +180,20 @@ class Recipe:
     def command(self) -> str:
         """The ``attncert train`` command line that reproduces this recipe."""
         hard = self.attention == "hard"
-        base = (HARD_DEFAULTS if hard else DEFAULTS).get(self.language)
+        base = defaults_for(self.language, hard, self.decoder)
         parts = [f"attncert train {self.language}", f"--seed {self.seed}"]
         if hard:
             parts.append("--attention hard")
+        if self.decoder:
+            parts += [f"--positions {self.positions}", f"--norm {self.norm}", f"--mlp {self.mlp}"]
+            if base is None or base.causal != self.causal:
+                parts.append("--causal" if self.causal else "--no-causal")
         flags = {
             "steps": "--steps",
             "layers": "--layers",
             "d": "--d",
             "heads": "--heads",
+            "d_ff": "--d-ff",
             "lr": "--lr",
             "batch": "--batch",
             **({"beta_max": "--beta-max"} if hard else {}),
@@ -249,12 +308,60 @@ HARD_DEFAULTS: dict[str, Recipe] = {
     ),
 }
 
+
+def _decoder(language: str, **kw: Any) -> Recipe:
+    """A causal-decoder recipe (:mod:`attncert.train.decoder`): BOS at position 0, read
+    at the last token, no positions until ``positions`` says; ``kw`` per language."""
+    base: dict[str, Any] = dict(
+        language=language,
+        positions="none",
+        causal=True,
+        bos=True,
+        position="last",
+        max_len=32,
+        eval_lengths=DECODER_EVAL_LENGTHS,
+    )
+    return Recipe(**{**base, **kw})
+
+
+DECODER_EVAL_LENGTHS = (4, 16, 64, 256, 1024)
+
+#: Causal-decoder recipes (``attncert train LANGUAGE --positions rope|alibi|none|learned``
+#: or ``--norm rms`` or ``--mlp swiglu``): the base the decoder options override. Their
+#: ``positions``/``norm``/``mlp`` are replaced by the command line's (default features,
+#: layer, gelu; with ``features`` the language's named features of :data:`DEFAULTS`).
+DECODER_DEFAULTS: dict[str, Recipe] = {
+    "first_last": _decoder("first_last", layers=1, d=16, heads=2, d_ff=32, steps=800),
+    "majority": _decoder("majority", layers=1, d=16, heads=2, d_ff=32, steps=800),
+    "parity": _decoder("parity", layers=2, d=16, heads=2, d_ff=32, steps=1500, max_len=16),
+    "dyck1": _decoder("dyck1", layers=2, d=16, heads=2, d_ff=32, steps=1500),
+}
+
+#: Hard-attention decoder recipes (``--attention hard`` with a decoder option).
+HARD_DECODER_DEFAULTS: dict[str, Recipe] = {
+    name: r.with_overrides(attention="hard", beta_max=64.0, gumbel=True)
+    for name, r in DECODER_DEFAULTS.items()
+}
+
+
+def defaults_for(language: str, hard: bool, decoder: bool) -> Recipe | None:
+    """The default recipe ``attncert train LANGUAGE`` starts from (None: no recipe)."""
+    if decoder:
+        return (HARD_DECODER_DEFAULTS if hard else DECODER_DEFAULTS).get(language)
+    return (HARD_DEFAULTS if hard else DEFAULTS).get(language)
+
+
 __all__ = [
     "BOS",
+    "DECODER_DEFAULTS",
     "DEFAULTS",
     "EVAL_LENGTHS",
+    "HARD_DECODER_DEFAULTS",
     "HARD_DEFAULTS",
     "MAX_LAYERS",
     "MAX_WIDTH",
+    "MLPS",
+    "NORMS",
+    "POSITIONS",
     "Recipe",
 ]

@@ -72,6 +72,7 @@ RECORD_FORMAT = "attncert-training-record"
 RECORD_VERSION = 1
 _IMPORT_CHECK_MAX_LEN = 64
 _IMPORT_TOLERANCE = 1e-4  # float32 network vs float64 evaluation of the same weights
+_DECODER_TOLERANCE = 1e-9  # the decoder in float64 vs its export (same float64 weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +99,8 @@ LANGUAGE_TITLES = {
 
 def description(recipe: Recipe, evaluation: Evaluation) -> str:
     """The one-line zoo description: begins with "trained" and names the language."""
+    if recipe.decoder:
+        return _decoder_description(recipe, evaluation)
     title = LANGUAGE_TITLES.get(recipe.language, recipe.language)
     rows = {r.n: r for r in evaluation.rows}
     lo, hi = min(rows), max(rows)
@@ -113,6 +116,51 @@ def description(recipe: Recipe, evaluation: Evaluation) -> str:
         f"{recipe.activation.upper()}, softmax); soft accuracy "
         f"{rows[lo].soft_accuracy:.0%} at n={lo}, {rows[hi].soft_accuracy:.0%} at n={hi}"
     )
+
+
+POSITION_TAGS = {
+    "rope": "rope",
+    "alibi": "alibi",
+    "none": "nope",
+    "learned": "learned",
+    "features": "features",
+}
+POSITION_WORDS = {
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "none": "no positions (NoPE)",
+    "learned": "learned positions",
+    "features": "named positional features",
+}
+
+
+def default_name(recipe: Recipe) -> str:
+    """``trained_[hard_]LANGUAGE``; a decoder recipe adds its positions
+    (``trained_rope_first_last``, ``trained_hard_alibi_first_last``, ``trained_nope_dyck1``)."""
+    hard = "hard_" if recipe.attention == "hard" else ""
+    tag = f"{POSITION_TAGS[recipe.positions]}_" if recipe.decoder else ""
+    return f"trained_{hard}{tag}{recipe.language}"
+
+
+def _decoder_description(recipe: Recipe, evaluation: Evaluation) -> str:
+    title = LANGUAGE_TITLES.get(recipe.language, recipe.language)
+    rows = {r.n: r for r in evaluation.rows}
+    shown = [n for n in (16, 64, 256, 1024) if n in rows] or [min(rows), max(rows)]
+    hard = recipe.attention == "hard"
+    key = "hard_accuracy" if hard else "soft_accuracy"
+    cells = ", ".join(f"{getattr(rows[n], key):.0%} at n={n}" for n in shown)
+    arch = (
+        f"{'causal ' if recipe.causal else ''}decoder L={recipe.layers}, d={recipe.d}, "
+        f"H={recipe.heads}, {POSITION_WORDS[recipe.positions]}, "
+        f"{'RMSNorm' if recipe.norm == 'rms' else 'LayerNorm'}, "
+        f"{'SwiGLU' if recipe.mlp == 'swiglu' else 'GELU'}"
+    )
+    if hard:
+        return (
+            f"trained hard {title} classifier ({arch}, softmax annealed to "
+            f"β={recipe.beta_max:g}); hardened accuracy {cells}"
+        )
+    return f"trained {title} classifier ({arch}, softmax); soft accuracy {cells}"
 
 
 def beta_at(step: int, recipe: Recipe) -> float | None:
@@ -173,10 +221,15 @@ def _lr_factor(step: int, recipe: Recipe) -> float:
 def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> TrainingResult:
     """Train, import and evaluate the classifier of ``recipe`` (module docstring)."""
     torch = require_torch("attncert train")
-    from attncert.train.network import Classifier, to_model
+    if recipe.decoder:
+        from attncert.train.decoder import Decoder as Network
+        from attncert.train.decoder import to_model
+    else:
+        from attncert.train.network import Classifier as Network
+        from attncert.train.network import to_model
 
     hard = recipe.attention == "hard"
-    name = name or (f"trained_hard_{recipe.language}" if hard else f"trained_{recipe.language}")
+    name = name or default_name(recipe)
     threads = torch.get_num_threads()
     deterministic = torch.are_deterministic_algorithms_enabled()
     started = time.perf_counter()
@@ -185,7 +238,7 @@ def train(recipe: Recipe, *, name: str | None = None, progress: bool = True) -> 
     try:
         torch.manual_seed(recipe.seed)
         rng = np.random.default_rng(recipe.seed)
-        net = Classifier(recipe)
+        net = Network(recipe)
         opt = torch.optim.AdamW(net.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(s, recipe))
         loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -276,10 +329,19 @@ def _import_difference(
     net: Any, model: Model, recipe: Recipe, torch: Any, beta: float | None = None
 ) -> float:
     """max |network logit − attncert logit| on eval strings of length ≤ 64: the import
-    reproduces the trained network (refused above a float32-sized tolerance)."""
+    reproduces the trained network (refused above a float32-sized tolerance). A decoder
+    (exported by :mod:`attncert.train.decoder`, not by the importer) is compared in
+    float64 — its weights converted exactly — with a float64 tolerance: the export must
+    compute the network's function, not merely come near the float32 run of it."""
+    import copy
+
     from attncert.errors import SpecError
     from attncert.model.forward import forward
 
+    tolerance = _IMPORT_TOLERANCE
+    if recipe.decoder:
+        net = copy.deepcopy(net).double()
+        tolerance = _DECODER_TOLERANCE
     worst = 0.0
     for n in sorted({min(n, _IMPORT_CHECK_MAX_LEN) for n in recipe.eval_lengths}):
         strings, _ = sample(
@@ -288,11 +350,11 @@ def _import_difference(
         with torch.no_grad():
             want = net(net.tokens(strings), beta).double().numpy()
         worst = max(worst, float(np.abs(forward(model, strings).logits - want).max()))
-    if not worst <= _IMPORT_TOLERANCE:
+    if not worst <= tolerance:
         raise SpecError(
             f"the imported model differs from the trained network by {worst:.3g} in a logit",
             where="attncert.train",
-            expected=f"at most {_IMPORT_TOLERANCE} (an importer bug: please report it)",
+            expected=f"at most {tolerance} (an importer bug: please report it)",
         )
     return worst
 

@@ -20,7 +20,18 @@ straight-through argmax attention for the last ``--straight-through-steps`` step
 model agrees with its hardened version on at least 99 % of the strings at the training
 lengths. A model that misses the target is still written, and the output says so.
 
-Languages: parity, first_last, majority, dyck1 (soft and hard); ones_star (hard). Options
+``--positions learned|rope|alibi|none``, ``--norm rms`` or ``--mlp swiglu`` train a small
+causal decoder instead (``attncert.train.decoder``: BOS at position 0, pre-norm blocks,
+RoPE base 10000 rotate-half, ALiBi with Bloom's slopes, RMSNorm, SwiGLU), exported with
+the spec's classes; its recipe starts from ``DECODER_DEFAULTS`` (causal, read at the last
+token). Without them (``--positions features --norm layer --mlp gelu``) nothing changes.
+``--positions alibi`` needs a causal mask (``--no-causal`` with it exits 2).
+
+    attncert train first_last --positions rope --norm rms --mlp swiglu --out rope_fl.json
+    attncert train majority --positions none --out nope_maj.json
+
+Languages: parity, first_last, majority, dyck1 (soft and hard, encoder and decoder);
+ones_star (hard encoder). Options
 override single fields of the recipe. Exit status 0; 2 for bad input or when torch is
 missing.
 """
@@ -52,19 +63,44 @@ def _int_list(text: str, flag: str) -> tuple[int, ...]:
     return values
 
 
-def run(args: argparse.Namespace) -> int:
-    from attncert.io import write_json
-    from attncert.model import save_model
+def recipe_from_args(args: argparse.Namespace):
+    """The :class:`~attncert.train.recipes.Recipe` the command line describes (the
+    language's default recipe — encoder or decoder, soft or hard — with the options
+    applied); bad combinations raise :class:`InputError` (exit 2)."""
     from attncert.train.data import LANGUAGES
-    from attncert.train.recipes import DEFAULTS, HARD_DEFAULTS
-    from attncert.train.trainer import record, train
+    from attncert.train.recipes import (
+        DECODER_DEFAULTS,
+        DEFAULTS,
+        HARD_DECODER_DEFAULTS,
+        HARD_DEFAULTS,
+        Recipe,
+    )
 
-    recipes = HARD_DEFAULTS if args.attention == "hard" else DEFAULTS
+    hard = args.attention == "hard"
+    positions = args.positions or "features"
+    arch = (positions, args.norm or "layer", args.mlp or "gelu")
+    decoder = arch != ("features", "layer", "gelu")
+    if decoder:
+        recipes = HARD_DECODER_DEFAULTS if hard else DECODER_DEFAULTS
+    else:
+        recipes = HARD_DEFAULTS if hard else DEFAULTS
     if args.language not in recipes:
         raise InputError(
             f"no training recipe for language {args.language!r}"
-            + (" with --attention hard" if args.attention == "hard" else ""),
+            + (" with --attention hard" if hard else "")
+            + (" for the decoder (--positions/--norm/--mlp)" if decoder else ""),
             expected="one of " + ", ".join(sorted(set(recipes) & set(LANGUAGES))),
+        )
+    base: Recipe = recipes[args.language]
+    if decoder:
+        named = DEFAULTS[args.language].features if positions == "features" else ()
+        base = base.with_overrides(positions=arch[0], norm=arch[1], mlp=arch[2], features=named)
+    causal = base.causal if args.causal is None else args.causal
+    if positions == "alibi" and not causal:
+        raise InputError(
+            "--positions alibi needs --causal: ALiBi's bias −m·(i − j) is a causal decoder's "
+            "(without a mask it would favour the keys after the query)",
+            expected="--positions alibi --causal",
         )
     if args.attention != "hard" and (
         args.beta_max or args.straight_through_steps or args.gumbel is not None
@@ -74,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
             expected="--attention hard, or none of these options",
         )
     lo, hi = _lengths(args.lengths) if args.lengths else (None, None)
-    recipe = recipes[args.language].with_overrides(
+    recipe = base.with_overrides(
+        causal=args.causal,
+        d_ff=args.d_ff,
         beta_max=args.beta_max,
         straight_through_steps=args.straight_through_steps,
         gumbel=args.gumbel,
@@ -90,6 +128,15 @@ def run(args: argparse.Namespace) -> int:
         eval_lengths=_int_list(args.eval_lengths, "--eval-lengths") if args.eval_lengths else None,
         eval_strings=args.eval_strings,
     )
+    return recipe
+
+
+def run(args: argparse.Namespace) -> int:
+    from attncert.io import write_json
+    from attncert.model import save_model
+    from attncert.train.trainer import record, train
+
+    recipe = recipe_from_args(args)
     out = Path(args.out)
     record_path = Path(args.record) if args.record else out.with_suffix(".record.json")
     result = train(recipe, name=args.name, progress=not args.no_progress and not args.json)
@@ -167,6 +214,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="Gumbel noise on the scores while β anneals (--attention hard; default on)",
     )
+    p.add_argument(
+        "--positions",
+        choices=["features", "learned", "rope", "alibi", "none"],
+        help="how the model knows positions (default features: the encoder's named "
+        "features); learned, rope, alibi or none train the causal decoder",
+    )
+    p.add_argument(
+        "--norm",
+        choices=["layer", "rms"],
+        help="layer: LayerNorm (default); rms: RMSNorm (the decoder)",
+    )
+    p.add_argument(
+        "--mlp", choices=["gelu", "swiglu"], help="gelu (default) or swiglu (the decoder)"
+    )
+    p.add_argument(
+        "--causal",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="causal mask (default: the recipe's; the decoder recipes are causal)",
+    )
+    p.add_argument("--d-ff", type=int, help="MLP width (default: the recipe's)")
     p.add_argument("--out", required=True, metavar="PATH", help="model JSON file to write")
     p.add_argument(
         "--record", metavar="PATH", help="training record JSON (default: OUT.record.json)"

@@ -15,6 +15,15 @@ The *trained hard* models ``trained_hard_<language>`` (``attncert train LANGUAGE
 them on at least 99 % of the strings at the training lengths. One is registered only if
 its training record says the target was reached (``hard.target_reached``): a recipe
 that misses it writes a model, but no zoo entry.
+
+The *trained decoders* ``trained_{rope,alibi,nope}_<language>`` (``attncert train
+LANGUAGE --positions rope|alibi|none``, :mod:`attncert.train.decoder`) are small causal
+decoders (d ≤ 16, one or two layers, two heads, BOS at position 0, read at the last
+token) with rotary positions (Llama's RMSNorm and SwiGLU), ALiBi (Bloom's LayerNorm and
+GELU) or no positions at all (NoPE, LayerNorm and GELU), for first_last, majority and
+dyck1; ``trained_hard_{rope,alibi,nope}_first_last`` are their hard-attention versions
+(registered, like the other hard models, only if they reached the agreement target).
+Each description gives the accuracy by length as measured, including where it fails.
 """
 
 from __future__ import annotations
@@ -44,6 +53,20 @@ TRAINED_HARD_FILES: tuple[str, ...] = (
 )
 
 
+#: The causal decoders (issue 32): positions × language.
+TRAINED_DECODERS: tuple[str, ...] = tuple(
+    f"trained_{pos}_{lang}"
+    for pos in ("rope", "alibi", "nope")
+    for lang in ("first_last", "majority", "dyck1")
+)
+#: Their hard-attention versions shipped (each registered only if it reached its target).
+TRAINED_HARD_DECODER_FILES: tuple[str, ...] = (
+    "trained_hard_rope_first_last",
+    "trained_hard_alibi_first_last",
+    "trained_hard_nope_first_last",
+)
+
+
 @cache
 def trained_model(name: str) -> Model:
     """The shipped model ``name`` (its stored content hash is verified on loading)."""
@@ -67,6 +90,9 @@ def _target_reached(name: str) -> bool:
 
 
 TRAINED_HARD: tuple[str, ...] = tuple(n for n in TRAINED_HARD_FILES if _target_reached(n))
+TRAINED_HARD_DECODERS: tuple[str, ...] = tuple(
+    n for n in TRAINED_HARD_DECODER_FILES if _target_reached(n)
+)
 
-for _name in TRAINED + TRAINED_HARD:
+for _name in TRAINED + TRAINED_HARD + TRAINED_DECODERS + TRAINED_HARD_DECODERS:
     register(_name, lambda _name=_name: trained_model(_name))
