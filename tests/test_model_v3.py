@@ -393,3 +393,39 @@ def test_kernel_checkers_reject_new_kinds_they_do_not_know_with_the_reason():
     report = K.check({"format": K.FORMAT, "version": K.VERSION, "model": {"sha256": m.digest}}, m)
     assert not report.accepted and "rotary positions" in report.failures[0].reason
     assert "rotary positions" in applicable(m, 16)
+
+
+def test_trained_rope_decoder_certified_with_the_default_budget():
+    """The search's rankings score RoPE keys at their positions (position_transform):
+    before, they saw no open tuple on trained_hard_rope_first_last at n = 64 and the
+    collapse failed; now the kernel checks a certificate, and at n = 14 every compatible
+    string confirms it."""
+    import attncert
+
+    m = harden(zoo_model("trained_hard_rope_first_last"))
+    cert = attncert.certify(m, n=64, language="parity")
+    assert attncert.check(cert, m).accepted
+    small = attncert.certify(m, n=14, language="parity")
+    assert attncert.check(small, m).accepted
+    assert confirm_by_enumeration(m, small, language("parity")).decision_is_function
+
+
+def test_position_transform_gives_the_scores_of_the_float_pass():
+    from attncert.model.forward import forward_tokens, position_transform
+
+    for pos in ("rope", "alibi"):
+        m = random_decoder(1, 2, 8, positions=pos, seed=4)
+        tr = forward_tokens(m, np.array([m.encode("0110100")]))
+        u = tr.embeddings[0]
+        layer = m.layers[0]
+        from attncert.model.forward import layer_norm
+
+        un = layer_norm(layer.norm1, u)
+        for hi, h in enumerate(layer.heads):
+            q = un @ h.w_q.T + h.bias("b_q")
+            k = un @ h.w_k.T + h.bias("b_k")
+            q2, k2 = position_transform(h, q, k, np.arange(len(u)))
+            s = q2 @ k2.T
+            want = tr.layers[0].scores[0, hi]
+            vis = np.isfinite(want)
+            assert np.allclose(s[vis], want[vis], rtol=1e-12, atol=1e-12)

@@ -40,7 +40,7 @@ from attncert.certificates.hard import FixedDependence, Witness
 from attncert.hard.flips import Base, base_pass, changed_logit
 from attncert.hard.output import OutputFunction
 from attncert.kernel.forward import decide
-from attncert.model.forward import forward, layer_norm
+from attncert.model.forward import forward, layer_norm, position_transform
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
 
@@ -205,9 +205,11 @@ def _support(
         more = set()
         for head in layer.heads:
             k = u @ head.w_k.T + head.bias("b_k")
+            qs = u @ head.w_q.T + head.bias("b_q")
+            if head.positional:  # RoPE / ALiBi: scores at the rows' positions
+                qs, k = position_transform(head, qs, k, np.arange(len(u)))
             for i in need:
-                q = u[i] @ head.w_q.T + head.bias("b_q")
-                s = k @ q
+                s = k @ qs[i]
                 vis = head.mask.rows(np.array([i]), n_tok)
                 if vis is not None:
                     s = np.where(vis[0], s, -np.inf)

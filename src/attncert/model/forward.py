@@ -184,6 +184,31 @@ def rotate(head: Head, x: np.ndarray) -> np.ndarray:
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin, x[..., rot.dim :]], axis=-1)
 
 
+def position_transform(
+    head: Head, q: np.ndarray, k: np.ndarray, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Float queries and keys (R, d_k) of rows at 0-based token ``positions`` such that
+    every score is a dot product: rotated by RoPE, and for ALiBi extended to
+    q′ = [q, m, −m·i], k′ = [k, j, 1] (q′·k′ = q·k − m(i − j)) — the float counterpart of
+    :func:`attncert.arith.enclose.projections_at`, for the search's rankings."""
+    positions = np.asarray(positions)
+    if head.rotary is not None:
+        ang = head.rotary.angles(positions)
+        cos, sin = np.cos(ang), np.sin(ang)
+        h, r = head.rotary.dim // 2, head.rotary.dim
+
+        def rot(x):
+            x1, x2 = x[:, :h], x[:, h:r]
+            return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin, x[:, r:]], axis=1)
+
+        q, k = rot(q), rot(k)
+    if head.alibi is not None:
+        t = positions.astype(np.float64)
+        q = np.column_stack([q, np.full_like(t, head.alibi), -head.alibi * t])
+        k = np.column_stack([k, t, np.ones_like(t)])
+    return q, k
+
+
 def position_bias(head: Head, rows: np.ndarray, n_tok: int) -> np.ndarray | None:
     """ALiBi's term −m·(i − j) for query rows ``rows`` and every key j (len(rows), N);
     None for a head without ALiBi."""

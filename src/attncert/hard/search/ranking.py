@@ -14,7 +14,7 @@ from attncert.arith.filter import top_columns
 from attncert.arith.threads import map_heads
 from attncert.hard.collapse import row_index
 from attncert.hard.tables import Table
-from attncert.model.forward import layer_norm
+from attncert.model.forward import layer_norm, position_transform
 from attncert.model.spec import AttentionKind, Model
 
 __implements__ = (
@@ -208,6 +208,8 @@ def _rank(
         out_h: list[TupleRanking] = []
         qf = u @ head.w_q.T + head.bias("b_q")
         kf = u @ head.w_k.T + head.bias("b_k")
+        if head.positional:  # RoPE / ALiBi: each row at its own position (owner)
+            qf, kf = position_transform(head, qf, kf, owner)
         nc_index = row_index(tables, nc_pos, starts)
         rmax = nc_index.shape[1]
         nc_rows = nc_index.ravel()
