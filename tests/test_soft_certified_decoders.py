@@ -1,0 +1,227 @@
+"""Certified soft bounds (Lemma 5 per n) on the version-3 decoders: RoPE or no positions,
+RMSNorm or LayerNorm, SwiGLU or GELU MLPs, parallel residual — against brute force over
+every string and every one-position change, checked by the kernel; tampering rejected
+with the reason; the CLI certifies a Llama-style decoder and keeps ALiBi outside the
+theorem."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+
+import numpy as np
+import pytest
+from flint import arb, ctx
+
+from attncert.cli.main import main
+from attncert.kernel import soft as K
+from attncert.kernel import soft_bounds as B
+from attncert.kernel import soft_propagate as KP
+from attncert.model import forward, save_model
+from attncert.model.decoders import random_decoder
+from attncert.model.spec import Activation, Rotary
+from attncert.soft.certified import pointwise as P
+from attncert.soft.certified import rigorous as R
+from attncert.soft.certified.attention import rotate_box
+from attncert.soft.certified.certificate import SoftCertificate
+from attncert.soft.certified.certify import sensitivity_claims
+
+__implements__ = ("Hahn Lemma 5",)
+
+# (positions, norm, mlp, layers, parallel, seed, n)
+CASES = [
+    ("rope", "rms", "swiglu", 1, False, 1, 8),
+    ("rope", "rms", "swiglu", 2, False, 2, 7),
+    ("rope", "layer", "gelu", 1, False, 3, 8),
+    ("rope", "layer", "swiglu", 2, False, 4, 6),
+    ("none", "rms", "gelu", 2, False, 5, 7),
+    ("none", "rms", "swiglu", 1, False, 6, 9),
+    ("none", "layer", "swiglu", 1, False, 7, 10),
+    ("none", "layer", "gelu", 2, False, 8, 6),
+    ("rope", "rms", "swiglu", 2, True, 9, 7),
+]
+
+
+def _model(pos, norm, mlp, layers, parallel, seed):
+    return random_decoder(
+        layers, 2, 8, positions=pos, norm=norm, mlp=mlp, parallel=parallel, seed=seed
+    )
+
+
+def _within(model, s, z, lo, hi) -> bool:
+    if lo <= z <= hi:
+        return True
+    if min(abs(z - lo), abs(z - hi)) > 1e-9 * max(1.0, abs(z)):
+        return False
+    ball = K.logit_ball(model, s, 212)
+    return bool(ball >= lo) and bool(ball <= hi)
+
+
+def _brute(model, n):
+    """Every string's logit, grouped by the readout symbol, and the largest change of the
+    logit under one changed position other than the readout token (Lemma 5's i < n)."""
+    strings = ["".join(t) for t in itertools.product(model.alphabet, repeat=n)]
+    z = forward(model, strings).logits
+    index = {s: k for k, s in enumerate(strings)}
+    r = KP.readout_index(model, n)
+    fixed = r - model.input_offset()
+    change = 0.0
+    for k, s in enumerate(strings):
+        for p in range(n):
+            if p == fixed:
+                continue
+            for c in model.alphabet:
+                if c != s[p]:
+                    change = max(change, abs(z[k] - z[index[s[:p] + c + s[p + 1 :]]]))
+    groups = {}
+    for k, s in enumerate(strings):
+        groups.setdefault(s[fixed], []).append(k)
+    return strings, z, groups, change
+
+
+def _certificate(model, n):
+    sens, _, claims = sensitivity_claims(model, n)
+    cert = SoftCertificate(model.digest, model.name, None, n, True, tuple(claims))
+    return sens, cert.to_dict()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_kernel_accepts_and_the_bound_holds_on_every_string(case):
+    *kw, n = case
+    model = _model(*kw)
+    assert model.new_kinds or kw[:3] == ["none", "layer", "gelu"]
+    sens, data = _certificate(model, n)
+    report = K.check(data, model)
+    assert report.accepted, report.summary()
+    strings, z, groups, change = _brute(model, n)
+    bound = data["sensitivity"][0]["bound"]
+    assert bound >= sens.bound >= change, (model.name, bound, change)
+    for sb in sens.per_symbol:
+        for k in groups[sb.symbol] if sb.symbol is not None else range(len(strings)):
+            assert _within(model, strings[k], z[k], sb.z_lo, sb.z_hi), strings[k]
+
+
+def test_tampered_certificates_are_rejected_with_the_reason():
+    model = _model("rope", "rms", "swiglu", 1, False, 1)
+    _, data = _certificate(model, 8)
+    assert K.check(data, model).accepted
+    low = copy.deepcopy(data)
+    entry = low["sensitivity"][0]["per_symbol"][0]
+    entry["propagated"] = entry["propagated"] / 2
+    entry["bound"] = min(entry["bound"], entry["propagated"])
+    low["sensitivity"][0]["bound"] = max(e["bound"] for e in low["sensitivity"][0]["per_symbol"])
+    rep = K.check(low, model)
+    assert not rep.accepted and "propagated" in str(rep.failures[0])
+    # the rotary base edited in the model: the hash first, then (hash forced) the numbers
+    layers = tuple(
+        dataclasses.replace(
+            layer,
+            heads=tuple(
+                dataclasses.replace(h, rotary=Rotary(11.0, h.rotary.dim)) for h in layer.heads
+            ),
+        )
+        for layer in model.layers
+    )
+    other = dataclasses.replace(model, layers=layers)
+    rep = K.check(data, other)
+    assert not rep.accepted and "hash" in rep.failures[0].reason
+    forged = copy.deepcopy(data)
+    forged["model"]["sha256"] = other.digest
+    rep = K.check(forged, other)
+    assert not rep.accepted and rep.failures[0].claim == "sensitivity", rep.summary()
+    # ALiBi stays refused by the kernel, by name
+    alibi = random_decoder(1, 2, 8, positions="alibi", seed=1)
+    rep = K.check({**data, "model": {"sha256": alibi.digest}}, alibi)
+    assert not rep.accepted and "ALiBi" in rep.failures[0].reason
+
+
+def test_silu_facts_by_arb():
+    """The constants the SiLU enclosures rest on (pointwise module docstring): the sign
+    change of 1 + x(1 − σ(x)) in (−1.28, −1.27), min SiLU ≥ −0.2785, and SiLU′ within
+    [−0.1, 1.1] on a fine grid (its extremes ±0.09984 / 1.09984 at x ≈ ∓2.3994)."""
+    ctx.prec = 100
+
+    def sig(x):
+        return 1 / (1 + (-x).exp())
+
+    def h(x):
+        return 1 + x * (1 - sig(x))
+
+    assert h(arb(-1.28)) < 0 < h(arb(-1.27))
+    for k in range(0, 101):
+        x = arb(-1.28) + arb(k) / 10000
+        assert x * sig(x) > arb(P.SILU_MIN)
+    for k in range(-1000, 1001):
+        x = arb(k) / 100
+        d = sig(x) * h(x)
+        assert arb(P.SILU_SLOPE_MIN) < d < arb(P.SILU_SLOPE_MAX)
+    ctx.prec = 53
+
+
+def test_silu_enclosures_contain_sampled_values():
+    rng = np.random.default_rng(0)
+    lo = rng.normal(0, 4, 400)
+    hi = lo + np.abs(rng.normal(0, 2, 400))
+    for kind, (a_lo, a_hi), (s_lo, s_hi) in (
+        (
+            "search",
+            P.act_range(Activation.SILU, lo, hi),
+            P.act_slope_range(Activation.SILU, lo, hi),
+        ),
+        ("kernel", B.act_box("silu", lo, hi), B.act_slopes("silu", lo, hi)),
+    ):
+        for t in np.linspace(0, 1, 41):
+            x = lo + t * (hi - lo)
+            sg = 1 / (1 + np.exp(-x))
+            v, dv = x * sg, sg * (1 + x * (1 - sg))
+            assert np.all(a_lo <= v + 1e-12) and np.all(v <= a_hi + 1e-12), kind
+            assert np.all(s_lo <= dv + 1e-12) and np.all(dv <= s_hi + 1e-12), kind
+
+
+def test_rotated_boxes_contain_the_float_rotation():
+    from attncert.model.forward import rotate
+
+    rng = np.random.default_rng(1)
+    head = random_decoder(1, 1, 8, positions="rope", seed=3).layers[0].heads[0]
+    x = rng.normal(size=(1, 12, head.w_q.shape[0]))
+    y = rotate(head, x)[0]
+    pos = np.arange(12)
+    for lo, hi in (
+        rotate_box(head.rotary, x[0], x[0], pos),
+        B.rotate(head.rotary, x[0], x[0], pos),
+    ):
+        assert np.all(lo <= y + 1e-12) and np.all(y <= hi + 1e-12)
+        assert np.all(hi - lo < 1e-12)
+    ours, theirs = R.rotation_table(head.rotary, 12), B.rotation(head.rotary, 12)
+    for a in range(2):  # cos, sin: the two sides' enclosures overlap and are tight
+        lo, hi = ours[2 * a], ours[2 * a + 1]
+        k_lo, k_hi = theirs[2 * a], theirs[2 * a + 1]
+        assert np.all(lo <= k_hi) and np.all(k_lo <= hi) and np.all(hi - lo < 1e-15)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("v3")
+    return {
+        pos: str(save_model(random_decoder(1, 2, 8, positions=pos, seed=1), d / f"{pos}.json"))
+        for pos in ("rope", "alibi")
+    }
+
+
+def test_cli_certifies_a_rope_rmsnorm_swiglu_decoder(files, capsys):
+    code = main(["sensitivity", files["rope"], "--n", "8,16", "--certify", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code in (0, 4) and out["verdict"] in ("CERTIFIED", "CERTIFIED-TRIVIAL")
+    assert [r["n"] for r in out["certified"]] == [8, 16]
+    for row in out["certified"]:
+        assert row["checked"] and row["certified_bound"] >= row["measured_max"]
+
+
+def test_cli_keeps_alibi_outside_and_uniform_refused(files, capsys):
+    assert main(["sensitivity", files["alibi"], "--n", "6", "--certify"]) == 5
+    capsys.readouterr()
+    assert main(["sensitivity", files["rope"], "--n", "6", "--uniform"]) == 2
+    err = capsys.readouterr().err
+    assert "rotary positions" in err and "Traceback" not in err
