@@ -225,3 +225,89 @@ def test_cli_keeps_alibi_outside_and_uniform_refused(files, capsys):
     assert main(["sensitivity", files["rope"], "--n", "6", "--uniform"]) == 2
     err = capsys.readouterr().err
     assert "rotary positions" in err and "Traceback" not in err
+
+
+def _boxes(rng, rows, d, straddle):
+    c = rng.normal(0, 1.5, (rows, d))
+    r = np.abs(rng.normal(0, 0.3 if not straddle else 1.5, (rows, d)))
+    return c - r, c + r
+
+
+def _sample(rng, lo, hi):
+    return lo + rng.random(lo.shape) * (hi - lo)
+
+
+@pytest.mark.parametrize("straddle", [False, True])
+def test_rmsnorm_box_and_change_bounds_hold_on_samples(straddle):
+    """RMSNorm's box and change bound (both sides) against sampled points and pairs of
+    the box, including boxes straddling 0 (variance lower bound 0: only ε)."""
+    from attncert.model.forward import layer_norm
+    from attncert.soft.certified.layernorm import ln_box, ln_change, sphere_range
+
+    rng = np.random.default_rng(2 + straddle)
+    norm = random_decoder(1, 1, 8, norm="rms", seed=4).final_norm
+    lo, hi = _boxes(rng, 30, 8, straddle)
+    o_lo, o_hi, s_max, n_abs, _ = ln_box(norm, lo, hi)
+    k = B.layernorm(norm, lo, hi)
+    assert np.allclose(k[0], o_lo, rtol=1e-12) and np.allclose(k[1], o_hi, rtol=1e-12)
+    w = rng.normal(size=8)
+    z_lo, z_hi = sphere_range(norm, w, 0.3)
+    assert (z_lo, z_hi) == pytest.approx(B.sphere(norm, w, 0.3), rel=1e-12)
+    for _ in range(50):
+        x, y = _sample(rng, lo, hi), _sample(rng, lo, hi)
+        fx, fy = layer_norm(norm, x), layer_norm(norm, y)
+        assert np.all(o_lo <= fx + 1e-12) and np.all(fx <= o_hi + 1e-12)
+        z = fx @ w + 0.3
+        assert np.all(z_lo <= z) and np.all(z <= z_hi)
+        delta = np.abs(x - y)
+        for bound in (
+            ln_change(norm, delta, s_max, n_abs),
+            B.layernorm_change(norm, delta, k[2], k[3]),
+        ):
+            assert np.all(np.abs(fx - fy) <= bound * (1 + 1e-12) + 1e-15)
+
+
+@pytest.mark.parametrize("mlp", ["swiglu", "gelu"])
+def test_ffn_box_and_jacobian_bounds_hold_on_samples(mlp):
+    """The (gated) FFN's box — centred form ∩ interval map — and J⁺|x − x′| against
+    sampled points and pairs, with and without the residual."""
+    from attncert.model.forward import feed_forward
+    from attncert.soft.certified.ffn import apply_abs, ffn_box, jacobian_bound
+
+    rng = np.random.default_rng(7)
+    ffn = random_decoder(1, 1, 8, mlp=mlp, seed=5).layers[0].ffn
+    lo, hi = _boxes(rng, 20, 8, True)
+    for residual in (False, True):
+        o_lo, o_hi, jp = ffn_box(ffn, lo, hi, residual)
+        k_box, _, _ = KP._ffn(ffn, np.ones((20, 1), bool), (lo, hi), lo * 0, lo * 0, residual)
+        assert np.allclose(k_box[0], o_lo, rtol=1e-9) and np.allclose(k_box[1], o_hi, rtol=1e-9)
+        assert np.array_equal(jp, jacobian_bound(ffn, lo, hi, residual))
+        kjp = KP._jac(ffn, lo, hi, residual)
+        assert np.allclose(kjp, jp, rtol=1e-12)
+        for _ in range(40):
+            x, y = _sample(rng, lo, hi), _sample(rng, lo, hi)
+            fx = feed_forward(ffn, x) + (x if residual else 0)
+            fy = feed_forward(ffn, y) + (y if residual else 0)
+            assert np.all(o_lo <= fx + 1e-12) and np.all(fx <= o_hi + 1e-12)
+            bound = apply_abs(jp, np.abs(x - y))
+            assert np.all(np.abs(fx - fy) <= bound * (1 + 1e-12) + 1e-15)
+
+
+def test_rotated_change_bounds_hold_on_samples():
+    from attncert.model.forward import rotate
+    from attncert.soft.certified.attention import rotate_change
+
+    rng = np.random.default_rng(3)
+    head = random_decoder(1, 1, 8, positions="rope", rotary_fraction=0.5, seed=3)
+    head = head.layers[0].heads[0]
+    pos = np.arange(40)
+    for _ in range(20):
+        x = rng.normal(size=(1, 40, head.w_q.shape[0]))
+        y = x + rng.normal(0, 0.3, size=x.shape)
+        diff = np.abs(rotate(head, x) - rotate(head, y))[0]
+        delta = np.abs(x - y)[0]
+        for bound in (
+            rotate_change(head.rotary, delta, pos),
+            B.rotate_change(head.rotary, delta, pos),
+        ):
+            assert np.all(diff <= bound * (1 + 1e-12) + 1e-15)
