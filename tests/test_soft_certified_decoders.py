@@ -311,3 +311,11 @@ def test_rotated_change_bounds_hold_on_samples():
             B.rotate_change(head.rotary, delta, pos),
         ):
             assert np.all(diff <= bound * (1 + 1e-12) + 1e-15)
+
+
+def test_diagnosis_names_rmsnorm():
+    model = _model("rope", "rms", "swiglu", 1, False, 1)
+    sens, _ = _certificate(model, 8)
+    text = sens.diagnosis()
+    assert "RMSNorm (final norm) is what makes the bound loose" in text
+    assert "mean-square lower bound" in text and "LayerNorm (" not in text

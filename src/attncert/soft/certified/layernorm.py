@@ -50,6 +50,7 @@ class LNStep:
     var_lo_min: float  # smallest certified variance lower bound over positions
     lipschitz_max: float  # largest max|γ|·s_max over positions
     eps_only: bool  # some position's variance bound is 0: only ε limits the constant
+    kind: str = "LayerNorm"  # or "RMSNorm" (its "variance" is the mean square)
 
 
 def ln_box(norm: LayerNorm, lo: np.ndarray, hi: np.ndarray):
@@ -139,4 +140,5 @@ def ln_summary(where: str, norm: LayerNorm, s_max: np.ndarray, var_lo: np.ndarra
         var_lo_min=float(np.min(var_lo)) if var_lo.size else 0.0,
         lipschitz_max=float(R.up(g * float(np.max(s_max)))) if s_max.size else 0.0,
         eps_only=bool(np.any(var_lo == 0)),
+        kind="RMSNorm" if norm.rms else "LayerNorm",
     )
