@@ -21,8 +21,9 @@ SiLU(x) = x·σ(x), σ(x) = 1/(1 + e^{−x}) (Llama's SwiGLU gate): SiLU′(x) =
 h(x) = 1 + x(1 − σ(x)); h ≥ 1 for x ≥ 0 and h′ = (1 − σ)(1 − xσ) > 0 for x < 0, so h
 has one root x* ∈ (−1.28, −1.27) and SiLU is unimodal (decreasing, then increasing) with
 minimum SiLU(x*) = −0.278464… ≥ −0.2785; sup SiLU′ = 1.099839… ≤ 1.1 and
-inf SiLU′ = −0.099839… ≥ −0.1 (re-checked with arb in
-``tests/test_soft_certified_decoders.py``). σ is increasing and enclosed through the arb
+inf SiLU′ = −0.099839… ≥ −0.1 (proved by arb ball evaluation over cells covering
+[−10, 10] in ``tests/test_soft_certified_decoders.py``; beyond, SiLU′ ∈ [σ(10), 1 + 10e^{−10}]
+for x ≥ 10 since xσ(1 − σ) ≤ xe^{−x}, and |SiLU′| ≤ (1 + |x|)e^{x} < 0.1 for x ≤ −10). σ is increasing and enclosed through the arb
 exp table: σ(x) = 1/(1 + e^{−x}) for x ≥ 0 and e^{x}/(1 + e^{x}) for x < 0 (both
 monotone in the enclosed exponential). SiLU′ over an interval is the interval
 evaluation of σ·h, clipped to [−0.1, 1.1].
