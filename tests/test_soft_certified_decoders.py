@@ -114,6 +114,14 @@ def test_tampered_certificates_are_rejected_with_the_reason():
     low["sensitivity"][0]["bound"] = max(e["bound"] for e in low["sensitivity"][0]["per_symbol"])
     rep = K.check(low, model)
     assert not rep.accepted and "propagated" in str(rep.failures[0])
+    capped = copy.deepcopy(data)  # B(n) itself below the range cap it is made of
+    capped["sensitivity"][0]["bound"] *= 0.9
+    rep = K.check(capped, model)
+    assert not rep.accepted and rep.failures[0].claim == "sensitivity", rep.summary()
+    ranged = copy.deepcopy(data)  # a logit range narrowed
+    ranged["sensitivity"][0]["per_symbol"][0]["z_range"][1] -= 0.5
+    rep = K.check(ranged, model)
+    assert not rep.accepted and rep.failures[0].claim == "sensitivity", rep.summary()
     # the rotary base edited in the model: the hash first, then (hash forced) the numbers
     layers = tuple(
         dataclasses.replace(
