@@ -347,3 +347,12 @@ def test_diagnosis_names_rmsnorm():
     text = sens.diagnosis()
     assert "RMSNorm (final norm) is what makes the bound loose" in text
     assert "mean-square lower bound" in text and "LayerNorm (" not in text
+
+
+def test_soft_certify_runs_on_a_rope_decoder_and_is_checked(files, capsys):
+    """``soft-certify`` reaches the same propagation: a RoPE/RMSNorm/SwiGLU model gets a
+    checked certificate (B(n), floor, a box-propagation restriction)."""
+    code = main(["soft-certify", files["rope"], "--n", "8", "--time-limit", "3", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code in (0, 4) and out["verdict"] in ("CERTIFIED", "CERTIFIED-TRIVIAL")
+    assert out["check"].startswith("CHECKED")
