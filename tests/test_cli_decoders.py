@@ -1,7 +1,8 @@
 """The CLI on the version-3 decoders (issue 32): what each theorem's command says per
 positional scheme — ALiBi is outside Lemma 5 (exit 5, the unbounded term named, the
-measured curve shown, no bound claimed), kinds an analysis does not know are refused by
-name (exit 2, no traceback), and ``info`` names the scheme."""
+measured curve shown, no bound claimed), RoPE/RMSNorm/SwiGLU decoders are certified per n,
+kinds an analysis does not know are refused by name (exit 2, no traceback), and ``info``
+names the scheme."""
 
 from __future__ import annotations
 
@@ -53,8 +54,15 @@ def test_alibi_uniform_is_outside_too(files, capsys):
     assert "verdict: OUTSIDE-THEOREM" in text
 
 
-def test_kinds_the_certified_propagation_does_not_know_are_refused_by_name(files, capsys):
-    assert main(["sensitivity", files["rope"], "--n", "6", "--certify"]) == 2
+def test_a_rope_decoder_is_certified_and_uniform_refuses_its_kinds_by_name(files, capsys):
+    # the per-n certified propagation knows RoPE, RMSNorm and SwiGLU: a checked row
+    code = main(["sensitivity", files["rope"], "--n", "6", "--certify", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code in (0, 4) and out["verdict"] in ("CERTIFIED", "CERTIFIED-TRIVIAL")
+    row = out["certified"][0]
+    assert row["checked"] and row["certified_bound"] >= row["measured_max"]
+    # the length-uniform propagation does not: refused by name
+    assert main(["sensitivity", files["rope"], "--n", "6", "--uniform"]) == 2
     err = capsys.readouterr().err
     assert "rotary positions" in err and "RMSNorm" in err and "Traceback" not in err
 

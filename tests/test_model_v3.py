@@ -366,9 +366,14 @@ def test_analyses_that_do_not_know_a_kind_refuse_it_by_name():
     from attncert.kernel.uniform_propagate import propagate_uniform
     from attncert.soft.certified.propagate import propagate, sensitivity_inputs
 
+    # the per-n certified propagation knows RoPE, RMSNorm, SwiGLU (and parallel residual)
+    # since the lemma5-decoders branch; ALiBi stays refused by name (Lemma 5 fails there)
     rope = random_decoder(1, 2, 8, positions="rope", seed=1)
-    with pytest.raises(UnsupportedError, match="rotary positions"):
-        propagate(rope, sensitivity_inputs(rope, 8))
+    p = propagate(rope, sensitivity_inputs(rope, 8))
+    assert p.z_lo < p.z_hi and p.change > 0
+    alibi = random_decoder(1, 2, 8, positions="alibi", seed=1)
+    with pytest.raises(UnsupportedError, match="ALiBi"):
+        propagate(alibi, sensitivity_inputs(alibi, 8))
     # the length-uniform propagation: an unmasked RMSNorm model passes Lemma 5's
     # hypotheses and is then refused for its kind, not silently evaluated as LayerNorm
     nope = random_decoder(1, 2, 8, positions="none", seed=1)
@@ -389,10 +394,14 @@ def test_kernel_checkers_reject_new_kinds_they_do_not_know_with_the_reason():
     from attncert.kernel import soft as K
     from attncert.kernel.soft_affine import applicable
 
-    m = random_decoder(1, 2, 8, positions="rope", seed=1)
+    # the soft checker knows RoPE/RMSNorm/SwiGLU now (tests/test_soft_certified_decoders.py);
+    # it still refuses ALiBi by name, and the affine checker every version-3 kind
+    m = random_decoder(1, 2, 8, positions="alibi", seed=1)
     report = K.check({"format": K.FORMAT, "version": K.VERSION, "model": {"sha256": m.digest}}, m)
-    assert not report.accepted and "rotary positions" in report.failures[0].reason
-    assert "rotary positions" in applicable(m, 16)
+    assert not report.accepted and "ALiBi" in report.failures[0].reason
+    assert "rotary positions" not in report.failures[0].reason
+    rope = random_decoder(1, 2, 8, positions="rope", seed=1)
+    assert "rotary positions" in applicable(rope, 16)
 
 
 def test_trained_rope_decoder_certified_with_the_default_budget():

@@ -43,6 +43,12 @@ another position changes, and one when the position itself changes):
   max_i u_ji·max(v_hi,i − M_lo, M_hi − v_lo,i) + max_w Δṽ_w + min(1, 2ε_j)·width_j with
   ε_j = β(Δq_j·max|k| + max|q_j|·max Δk); at j = i the width of j's output range;
 * feed-forward layers: interval maps, act′ enclosures for the change;
+* version-3 kinds (model-file version 3; ALiBi stays refused): RMSNorm as LayerNorm
+  without centring (m ≥ mean_k dist(0, [lo_k, hi_k])², Jacobian s(I − nnᵀ/d)); gated
+  MLPs with J = [W₂ W₂] diag(act′(g)⊙u, act(g)) [W_g; W₁]; SiLU (unimodal, min ≥
+  −0.2785 with argmin in (−1.28, −1.27), SiLU′ ∈ [−0.1, 1.1]); RoPE heads rotate q and
+  k boxes at each row's position with arb cos/sin enclosures, changes by
+  |c|δ₁ + |s|δ₂ ∧ √(δ₁² + δ₂²) per pair; a parallel layer's FFN reads the layer input;
 * at the readout (no LayerNorm after the last attention): the logit is bounded through
   the last FFN by per-unit lines act(p) − s·p ∈ [m, M] and a linear functional of the
   attention outputs, bounded by the same LP / fractional program.
@@ -60,7 +66,12 @@ from attncert.errors import InputError, SpecError
 from attncert.kernel import soft_bounds as B
 from attncert.kernel.failure import CheckReport, Failure
 from attncert.kernel.soft_affine import Unsupported, restriction_range
-from attncert.kernel.soft_propagate import propagate, readout_index, split_by_symbol
+from attncert.kernel.soft_propagate import (
+    SUPPORTED,
+    propagate,
+    readout_index,
+    split_by_symbol,
+)
 from attncert.kernel.trace import forward_rigorous
 from attncert.model.spec import Model, Readout
 
@@ -161,12 +172,13 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 f"certificate is for model {digest[:12]}…, "
                 f"this model's hash is {model.digest[:12]}…",
             )
-        if model.new_kinds:
+        unsupported = [k for k in model.new_kinds if k not in SUPPORTED]
+        if unsupported:
             return fail(
                 "model",
                 "model",
                 "the soft checker's propagation does not support models with "
-                + ", ".join(model.new_kinds),
+                + ", ".join(unsupported),
             )
         n = _field(data, "n", int, "n")
         if n < 1:

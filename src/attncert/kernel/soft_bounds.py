@@ -232,6 +232,21 @@ _C = ball(arb(44715) / 1000000)  # 0.044715
 _C3 = ball(3 * arb(44715) / 1000000)
 ACT_MIN, X_LO, X_HI = -0.171, -0.76, -0.74  # min of GELU/tanh-GELU, bracket of its argmin
 SLOPE = (-0.13, 1.13)  # enclosure of GELU′ and tanh-GELU′ on ℝ
+# SiLU = x·σ(x): SiLU′ = σ·(1 + x(1 − σ)); the bracket is 1 + x(1 − σ(x)) (increasing for
+# x < 0, ≥ 1 for x ≥ 0) changing sign once in (−1.28, −1.27), so SiLU is unimodal with
+# min −0.27846… ≥ −0.2785; SiLU′ ∈ [−0.09984…, 1.09984…] ⊂ [−0.1, 1.1]
+SILU_MIN, SILU_X_LO, SILU_X_HI = -0.2785, -1.28, -1.27
+SILU_SLOPE = (-0.1, 1.1)
+
+
+def sigmoid(x):
+    """σ at points x, enclosed: 1/(1 + e^{−x}) for x ≥ 0, e^x/(1 + e^x) below (monotone in
+    the exponential, e^{−|x|} from the arb table)."""
+    x = np.asarray(x, dtype=float)
+    e_lo, e_hi = exp_le0(-np.abs(x), -np.abs(x))
+    lo = np.where(x >= 0, dn(1.0 / up(1.0 + e_hi)), dn(e_lo / up(1.0 + e_lo)))
+    hi = np.where(x >= 0, up(1.0 / dn(1.0 + e_lo)), up(e_hi / dn(1.0 + e_hi)))
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
 def _c(v, shape):
@@ -273,6 +288,8 @@ def act_point(kind: str, x):
         return np.maximum(x, 0.0), np.maximum(x, 0.0)
     if kind == "gelu":
         return imul(x, x, *_cdf(x, x))
+    if kind == "silu":
+        return imul(x, x, *sigmoid(x))
     t_lo, t_hi = _tanh_of(x, x)
     return imul(x, x, dn(0.5 * dn(1.0 + t_lo)), up(0.5 * up(1.0 + t_hi)))
 
@@ -284,7 +301,10 @@ def act_box(kind: str, lo, hi):
         return np.maximum(lo, 0.0), np.maximum(hi, 0.0)
     a, b = act_point(kind, lo), act_point(kind, hi)
     top = np.maximum(a[1], b[1])
-    bot = np.where(hi <= X_LO, b[0], np.where(lo >= X_HI, a[0], ACT_MIN))
+    x_lo, x_hi, least = (
+        (SILU_X_LO, SILU_X_HI, SILU_MIN) if kind == "silu" else (X_LO, X_HI, ACT_MIN)
+    )
+    bot = np.where(hi <= x_lo, b[0], np.where(lo >= x_hi, a[0], least))
     return np.minimum(bot, top), top
 
 
@@ -292,6 +312,11 @@ def act_slopes(kind: str, lo, hi):
     """Enclosure of act′ over [lo, hi] (ReLU: Clarke derivative)."""
     if kind == "relu":
         return np.where(lo >= 0, 1.0, 0.0), np.where(hi <= 0, 0.0, 1.0)
+    if kind == "silu":  # σ(x)(1 + x(1 − σ(x))), σ increasing
+        g = sigmoid(lo)[0], sigmoid(hi)[1]
+        brk = iadd(1.0, 1.0, *imul(lo, hi, dn(1.0 - g[1]), up(1.0 - g[0])))
+        s = imul(*g, *brk)
+        return np.maximum(s[0], SILU_SLOPE[0]), np.minimum(s[1], SILU_SLOPE[1])
     if kind == "gelu":  # Φ(x) + x φ(x)
         s2 = _sq(lo, hi)
         e = exp_le0(-0.5 * s2[1], -0.5 * s2[0])
@@ -315,9 +340,12 @@ def layernorm(norm, lo, hi):
     """(out_lo, out_hi, s_max, |n| bound, var_lo) of LN over row boxes: centred coordinate
     ranges are exact (linear), var ≥ mean of dist(0, C_k)², |n_k| ≤ √(d−1)."""
     d = lo.shape[-1]
-    s_hi, s_lo = sum_up(hi), sum_dn(lo)
-    c_lo = dn(lo - up(up(up(s_hi[..., None] - hi) + lo) / d))
-    c_hi = up(hi - dn(dn(dn(s_lo[..., None] - lo) + hi) / d))
+    if norm.rms:  # RMSNorm: no centring, m = mean(y²) ≥ mean of dist(0, [lo, hi])²
+        c_lo, c_hi = lo, hi
+    else:
+        s_hi, s_lo = sum_up(hi), sum_dn(lo)
+        c_lo = dn(lo - up(up(up(s_hi[..., None] - hi) + lo) / d))
+        c_hi = up(hi - dn(dn(dn(s_lo[..., None] - lo) + hi) / d))
     dist = np.maximum(np.maximum(c_lo, -c_hi), 0.0)
     var_lo = np.maximum(dn(psum_dn(dn(dist * dist)) / d), 0.0)
     big = absmax(c_lo, c_hi)
@@ -325,7 +353,7 @@ def layernorm(norm, lo, hi):
     s_max = up(1.0 / dn(np.sqrt(dn(var_lo + norm.eps))))
     s_min = dn(1.0 / up(np.sqrt(up(var_hi + norm.eps))))
     n_lo, n_hi = imul(c_lo, c_hi, s_min[..., None], s_max[..., None])
-    cap = float(up(np.sqrt(max(d - 1, 0))))
+    cap = float(up(np.sqrt(float(d if norm.rms else max(d - 1, 0)))))  # ‖n‖² < d (Σn = 0)
     n_lo, n_hi = np.maximum(n_lo, -cap), np.minimum(n_hi, cap)
     o = iadd(*imul(n_lo, n_hi, norm.weight, norm.weight), norm.bias, norm.bias)
     finite(*o, s_max)
@@ -333,10 +361,11 @@ def layernorm(norm, lo, hi):
 
 
 def layernorm_change(norm, delta, s_max, n_abs):
-    """|ΔLN| from |Δy| ≤ delta: ‖J‖₂ ≤ s_max and |J_kl| ≤ s_max(δ_kl + 1/d + |n_k||n_l|/d)."""
+    """|ΔLN| from |Δy| ≤ delta: ‖J‖₂ ≤ s_max and |J_kl| ≤ s_max(δ_kl + 1/d + |n_k||n_l|/d);
+    RMSNorm: J = s(I − nnᵀ/d), no 1/d term."""
     d = delta.shape[-1]
     l2 = up(np.sqrt(psum_up(up(delta * delta))))
-    coord = up(delta + up(psum_up(delta) / d)[..., None])
+    coord = delta if norm.rms else up(delta + up(psum_up(delta) / d)[..., None])
     coord = up(coord + up(n_abs * up(psum_up(up(n_abs * delta)) / d)[..., None]))
     out = up(up(np.minimum(coord, l2[..., None]) * s_max[..., None]) * np.abs(norm.weight))
     finite(out)
@@ -348,8 +377,71 @@ def sphere(norm, w, b):
     ‖n‖² < d, so (w ⊙ γ)·n = (a − ā1)·n ≤ ‖a − ā1‖₂·√d."""
     d = len(w)
     a_lo, a_hi = imul(w, w, norm.weight, norm.weight)
-    m_lo, m_hi = dn(sum_dn(a_lo) / d), up(sum_up(a_hi) / d)
-    dev = np.maximum(up(a_hi - m_lo), up(m_hi - a_lo))
+    if norm.rms:  # RMSNorm: ‖n‖² < d but Σn ≠ 0: |a·n| ≤ ‖a‖₂√d
+        dev = absmax(a_lo, a_hi)
+    else:
+        m_lo, m_hi = dn(sum_dn(a_lo) / d), up(sum_up(a_hi) / d)
+        dev = np.maximum(up(a_hi - m_lo), up(m_hi - a_lo))
     rad = up(up(np.sqrt(psum_up(up(dev * dev)))) * up(np.sqrt(float(d))))
     c = lin(norm.bias[None], norm.bias[None], w[None], np.array([b]))
     return float(dn(c[0][0, 0] - rad)), float(up(c[1][0, 0] + rad))
+
+
+# ----------------------------------------------------------------------------- RoPE
+
+
+@cache
+def _rot(base: float, dim: int, scale: float, n_tok: int):
+    out = np.empty((4, n_tok, dim // 2))
+    old = ctx.prec
+    ctx.prec = 128
+    try:
+        for k in range(dim // 2):
+            w = arb(base) ** (arb(-2 * k) / arb(dim)) / arb(scale)
+            for t in range(n_tok):
+                a = w * arb(t)
+                out[0, t, k], out[1, t, k] = ball(a.cos())
+                out[2, t, k], out[3, t, k] = ball(a.sin())
+    finally:
+        ctx.prec = old
+    out[0], out[2] = np.maximum(out[0], -1.0), np.maximum(out[2], -1.0)
+    out[1], out[3] = np.minimum(out[1], 1.0), np.minimum(out[3], 1.0)
+    out.setflags(write=False)
+    return out
+
+
+def rotation(rot, n_tok: int):
+    """(cos_lo, cos_hi, sin_lo, sin_hi) (n_tok, dim/2) of RoPE's angles (t/scale)·base^(−2k/dim)
+    for token indices t < n_tok, from arb at 128 bits."""
+    return tuple(_rot(float(rot.base), int(rot.dim), float(rot.scale), int(n_tok)))
+
+
+def rotate(rot, lo, hi, pos):
+    """Rows [lo, hi] rotated pairwise (k, k + dim/2) at their positions: each output is
+    linear in the pair, so interval products with cos/sin enclosures are outward."""
+    c_lo, c_hi, s_lo, s_hi = rotation(rot, int(np.max(pos)) + 1)
+    c, s = (c_lo[pos], c_hi[pos]), (s_lo[pos], s_hi[pos])
+    h, e = rot.dim // 2, rot.dim
+    a, b = (lo[:, :h], hi[:, :h]), (lo[:, h:e], hi[:, h:e])
+    bs = imul(*b, *s)
+    one = iadd(*imul(*a, *c), -bs[1], -bs[0])
+    two = iadd(*imul(*b, *c), *imul(*a, *s))
+    return (
+        np.concatenate([one[0], two[0], lo[:, e:]], axis=1),
+        np.concatenate([one[1], two[1], hi[:, e:]], axis=1),
+    )
+
+
+def rotate_change(rot, delta, pos):
+    """|Δ(R x)| from |Δx| ≤ delta: per pair |c|δ₁ + |s|δ₂, and ≤ √(δ₁² + δ₂²) (R is a
+    rotation of the pair)."""
+    if rot is None:
+        return delta
+    c_lo, c_hi, s_lo, s_hi = rotation(rot, int(np.max(pos)) + 1)
+    c, s = absmax(c_lo, c_hi)[pos], absmax(s_lo, s_hi)[pos]
+    h, e = rot.dim // 2, rot.dim
+    a, b = delta[:, :h], delta[:, h:e]
+    r = up(np.sqrt(up(up(a * a) + up(b * b))))
+    one = np.minimum(up(up(c * a) + up(s * b)), r)
+    two = np.minimum(up(up(c * b) + up(s * a)), r)
+    return np.concatenate([one, two, delta[:, e:]], axis=1)

@@ -41,13 +41,22 @@ def _beta(head, n_tok: int):
     return B.ball(val)
 
 
-def _head(head, ulo, uhi, beta):
+def _head(head, ulo, uhi, beta, pos=None):
+    """q, k, ṽ boxes of the rows u ∈ [ulo, uhi]; a rotary head rotates q and k at the rows'
+    token positions ``pos``."""
     m, m_rad = B.matprod(head.w_o, head.w_v)
     bv = head.bias("b_v")[None]
     bias = B.lin(bv, bv, head.w_o, head.bias("b_o"))
+    q = B.lin(ulo, uhi, head.w_q, head.bias("b_q"))
+    k = B.lin(ulo, uhi, head.w_k, head.bias("b_k"))
+    if head.rotary is not None:
+        if pos is None:
+            raise ValueError("a rotary head needs the rows' positions")
+        q, k = B.rotate(head.rotary, *q, pos), B.rotate(head.rotary, *k, pos)
     return {
-        "q": B.lin(ulo, uhi, head.w_q, head.bias("b_q")),
-        "k": B.lin(ulo, uhi, head.w_k, head.bias("b_k")),
+        "q": q,
+        "k": k,
+        "rot": head.rotary,
         "v": B.lin(ulo, uhi, m, None, m_rad),
         "bias": (bias[0][0], bias[1][0]),
         "b_o": head.bias("b_o"),
@@ -157,6 +166,13 @@ def _head_change(hd, u, mask, vis, out, changeable, du, valid):
     dv = _finite0(_reduce(B.pmat_up(du_key, hd["mabs"].T), mask, "max"))[pos]
     dk = _finite0(_reduce(B.pmat_up(du_key, hd["wk"].T), mask, "max"))[pos]
     dq = B.pmat_up(du, hd["wq"].T)
+    if hd.get("rot") is not None:  # a key's change rotated at its position, a query's at its own
+        dk = _finite0(
+            _reduce(
+                B.rotate_change(hd["rot"], B.pmat_up(du_key, hd["wk"].T), np.arange(n)), mask, "max"
+            )
+        )[pos]
+        dq = B.rotate_change(hd["rot"], dq, pos)
     kabs = _finite0(_reduce(B.absmax(*_hull(valid, *hd["k"])), mask, "max"))[pos]
     beta = max(abs(hd["beta"][0]), abs(hd["beta"][1]))
     eps = B.up(B.up(B.psum_up(B.up(dq * kabs)) + B.psum_up(B.up(B.absmax(*hd["q"]) * dk))) * beta)

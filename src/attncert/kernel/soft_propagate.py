@@ -20,6 +20,9 @@ from attncert.model.spec import Model
 
 # ----------------------------------------------------------------------------- propagation
 
+# version-3 kinds handled (RMSNorm, gated MLPs, SiLU, RoPE, parallel residual); not ALiBi
+SUPPORTED = ("RMSNorm", "gated MLP", "silu activation", "rotary positions", "parallel residual")
+
 
 def _options(model: Model, rho: str):
     sym = tuple(model.token_index[s] for s in model.alphabet)
@@ -39,18 +42,40 @@ def readout_index(model: Model, n: int):
     return None if model.readout.pooled else model.readout.index(model.n_tokens(n))
 
 
-def _jac(ffn, pre, residual):
-    """J⁺ ≥ |[I +] W₂ diag(s) W₁| for every slope s of act over the pre-activation rows:
-    |fl(W₂ (s_mid ⊙ W₁))|(1 + 4u) + |W₂| diag(s_rad + g|s_mid|) |W₁| (1 + g)."""
-    sl, sh = B.act_slopes(ffn.activation.value, *pre)
+def _hidden(ffn, lo, hi):
+    """Box of act(W₁x + b₁), or act(W_g x + b_g) ⊙ (W₁x + b₁) for a gated MLP."""
+    kind = ffn.activation.value
+    if not ffn.gated:
+        return B.act_box(kind, *B.lin(lo, hi, ffn.w1, ffn.b1))
+    return B.imul(
+        *B.act_box(kind, *B.lin(lo, hi, ffn.w_gate, ffn.b_gate)), *B.lin(lo, hi, ffn.w1, ffn.b1)
+    )
+
+
+def _jac(ffn, lo, hi, residual):
+    """J⁺ ≥ |[I +] A diag(s) C| for every s in the box: the FFN's Jacobian at any point of
+    the input rows [lo, hi] (mean value theorem per coordinate). Plain: A = W₂, C = W₁,
+    s = act′(W₁x + b₁); gated (g = W_g x + b_g, u = W₁x + b₁): J = W₂ diag(act′(g)⊙u) W_g +
+    W₂ diag(act(g)) W₁, so A = [W₂ W₂], C = [W_g; W₁], s = (act′(G)·U, act(G)).
+    J⁺ = |fl(A (s_mid ⊙ C))|(1 + 4u) + |A| diag(s_rad + g|s_mid|) |C| (1 + g)."""
+    kind = ffn.activation.value
+    if ffn.gated:
+        gb, ub = B.lin(lo, hi, ffn.w_gate, ffn.b_gate), B.lin(lo, hi, ffn.w1, ffn.b1)
+        dl, dh = B.imul(*B.act_slopes(kind, *gb), *ub)
+        al, ah = B.act_box(kind, *gb)
+        sl, sh = np.concatenate([dl, al], axis=1), np.concatenate([dh, ah], axis=1)
+        wa, wc = np.hstack([ffn.w2, ffn.w2]), np.vstack([ffn.w_gate, ffn.w1])
+    else:
+        sl, sh = B.act_slopes(kind, *B.lin(lo, hi, ffn.w1, ffn.b1))
+        wa, wc = ffn.w2, ffn.w1
     sm = 0.5 * sl + 0.5 * sh
     sr = np.maximum(B.up(sh - sm), B.up(sm - sl))
-    g = B.g2(ffn.w1.shape[0] + 1)
-    jm = np.einsum("ik,rkj->rij", ffn.w2, sm[:, :, None] * ffn.w1)
+    g = B.g2(wc.shape[0] + 1)
+    jm = np.einsum("ik,rkj->rij", wa, sm[:, :, None] * wc)
     if residual:
-        jm = jm + np.eye(ffn.w1.shape[1])[None]
+        jm = jm + np.eye(wc.shape[1])[None]
     err = np.einsum(
-        "ik,rkj->rij", np.abs(ffn.w2), B.up(sr + B.up(g * np.abs(sm)))[:, :, None] * np.abs(ffn.w1)
+        "ik,rkj->rij", np.abs(wa), B.up(sr + B.up(g * np.abs(sm)))[:, :, None] * np.abs(wc)
     )
     return B.up(B.up(np.abs(jm) * (1.0 + 2.0**-51)) + B.up(err * (1.0 + g) + 2.0**-1000))
 
@@ -62,18 +87,16 @@ def _japply(jp, v):
 def _ffn(ffn, valid, box, other, selfc, residual):
     """FFN (plus its input when ``residual``) on rows: the plain interval map ∩ the centred
     form f(c) ± J⁺r; changes through J⁺ (rows) and J⁺ of each position's hull (self)."""
-    kind = ffn.activation.value
-    pre = B.lin(*box, ffn.w1, ffn.b1)
-    plain = B.lin(*B.act_box(kind, *pre), ffn.w2, ffn.b2)
+    plain = B.lin(*_hidden(ffn, *box), ffn.w2, ffn.b2)
     c, rad = B.centre(*box)
-    f_c = B.lin(*B.act_box(kind, *B.lin(c, c, ffn.w1, ffn.b1)), ffn.w2, ffn.b2)
+    f_c = B.lin(*_hidden(ffn, c, c), ffn.w2, ffn.b2)
     if residual:
         plain, f_c = B.iadd(*box, *plain), B.iadd(c, c, *f_c)
-    jp = _jac(ffn, pre, residual)
+    jp = _jac(ffn, *box, residual)
     wid = _japply(jp, rad)
     out = np.maximum(plain[0], B.dn(f_c[0] - wid)), np.minimum(plain[1], B.up(f_c[1] + wid))
     B.finite(*out)
-    jp_pos = _jac(ffn, B.lin(*H._hull(valid, *box), ffn.w1, ffn.b1), residual)
+    jp_pos = _jac(ffn, *H._hull(valid, *box), residual)
     return out, _japply(jp, other), _japply(jp_pos, selfc)
 
 
@@ -88,7 +111,8 @@ def _norm(norm, valid, box, other, selfc=None):
 
 
 def _crown_ok(model: Model, r) -> bool:
-    if r is None or not model.layers or model.final_norm is not None:
+    # the back-substitution knows ungated MLPs and unrotated heads only
+    if r is None or not model.layers or model.final_norm is not None or model.new_kinds:
         return False
     last = model.layers[-1]
     if not last.pre_norm and (last.norm1 is not None or last.norm2 is not None):
@@ -99,7 +123,7 @@ def _crown_ok(model: Model, r) -> bool:
 def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
     """(z_lo, z_hi, change) of the readout over all completions of ``rho``; with
     ``changeable_all`` every free input position but the readout token may change."""
-    model.require_classic("the box propagation (attncert.kernel.soft_propagate)")
+    model.require_classic("the box propagation (attncert.kernel.soft_propagate)", SUPPORTED)
     for layer in model.layers:
         for h in layer.heads:
             if h.kind.is_hard:
@@ -138,6 +162,7 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
     for li, layer in enumerate(model.layers):
         last = li == len(model.layers) - 1
         pre = layer.pre_norm
+        x0 = (box, other, selfc)  # a parallel layer's FFN reads the layer input
         if pre and layer.norm1 is not None:
             u, u_o, _ = _norm(layer.norm1, valid, box, other)
         else:
@@ -153,7 +178,7 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
         ctxs = []
         for head in layer.heads:
             beta = H._beta(head, n_tok)
-            hd = H._head(head, *u, beta)
+            hd = H._head(head, *u, beta, rows_pos)
             vis = head.mask.matrix(n_tok)
             low, up_w = H._weights(*H._scores(hd, valid), vis[rows_pos])
             v_key = H._hull(valid, *hd["v"])
@@ -176,7 +201,7 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
             )
             opt = None
             if li == 0 and (queries is not None or (last and crown)):
-                ho = H._head(head, *u, beta)
+                ho = H._head(head, *u, beta, rows_pos)
                 opt = {
                     key: (ho[key][0].reshape(n_tok, kk, -1), ho[key][1].reshape(n_tok, kk, -1))
                     for key in ("q", "k", "v")
@@ -220,11 +245,13 @@ def propagate(model: Model, rho: str, changeable_all: bool, lp: bool = True):
         if not pre and layer.norm1 is not None:
             box, other, selfc = _norm(layer.norm1, valid, box, other, selfc)
         if layer.ffn is not None:
-            same = layer.residual and not (pre and layer.norm2 is not None)
+            # parallel (pre-norm, residual): y + attn(LN₁y) + FFN(LN₂y) with y the layer input
+            same = layer.residual and not layer.parallel and not (pre and layer.norm2 is not None)
+            src = x0 if layer.parallel else (box, other, selfc)
             if pre and layer.norm2 is not None:
-                f_in, f_o, f_s = _norm(layer.norm2, valid, box, other, selfc)
+                f_in, f_o, f_s = _norm(layer.norm2, valid, *src)
             else:
-                f_in, f_o, f_s = box, other, selfc
+                f_in, f_o, f_s = src
             f_box, f_o, f_s = _ffn(layer.ffn, valid, f_in, f_o, f_s, same)
             if layer.residual and not same:
                 box, other, selfc = B.iadd(*box, *f_box), B.up(other + f_o), B.up(selfc + f_s)

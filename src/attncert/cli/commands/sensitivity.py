@@ -209,7 +209,13 @@ def run(args: argparse.Namespace) -> int:
     check_sizes(model, ns)
     if (args.certify or args.uniform) and _outside_unbounded(args, model) is None:
         # refused before any work: the certified propagations do not know these kinds
-        model.require_classic("sensitivity --certify/--uniform (the certified propagation)")
+        # (the per-n one knows RMSNorm, gated MLPs, SiLU, RoPE and parallel residual; the
+        # length-uniform one none of the version-3 kinds)
+        from attncert.soft.certified.propagate import SUPPORTED
+
+        if args.uniform:
+            model.require_classic("sensitivity --uniform (the length-uniform propagation)")
+        model.require_classic("sensitivity --certify (the certified propagation)", SUPPORTED)
     uniform = _uniform(args, model, ns) if args.uniform and not model.new_kinds else None
     report = sensitivity_report(
         model,

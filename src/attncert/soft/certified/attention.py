@@ -28,6 +28,13 @@ a_jw = softmax_w(s_j·), values ṽ_w = W_O W_V u_w, output o_j = Σ_w a_jw ṽ_
   α_max,j · max(VI_hi − M_lo, M_hi − VI_lo) (VI: hull of the changeable keys' values,
   M: of all visible values; the expression is multilinear, so its extremes are at
   vertices). For j = i the output may move anywhere in its range: width of o_j's box.
+* **Rotary heads** (RoPE, :class:`~attncert.model.spec.Rotary`): q and k of a row are
+  rotated by the angles of the row's position; the boxes are rotated pairwise with arb
+  enclosures of cos and sin (:func:`rotate_box`: each rotated coordinate is linear in the
+  pair, so interval arithmetic gives its exact range up to rounding), and a change bound
+  δ on the pair (x_k, x_{k+h}) becomes |c|δ_k + |s|δ_{k+h}, at most √(δ_k² + δ_{k+h}²)
+  since a rotation preserves the pair's norm (:func:`rotate_change`). Everything after
+  (scores, weights, changes) reads the rotated boxes.
 """
 
 from __future__ import annotations
@@ -55,12 +62,52 @@ class HeadBoxes:
     wq_abs: np.ndarray  # |W_Q|
     wk_abs: np.ndarray  # |W_K|
     beta: tuple[float, float]
+    rotary: object = None  # the head's Rotary (q, k are then rotated per row position)
 
 
-def head_boxes(head: Head, u_lo: np.ndarray, u_hi: np.ndarray, beta: tuple[float, float]):
-    """q, k, ṽ boxes of ``head`` for inputs u ∈ [u_lo, u_hi] (rows = positions)."""
+def rotate_box(rot, lo: np.ndarray, hi: np.ndarray, pos: np.ndarray):
+    """Rows [lo, hi] (R, d_k) rotated by RoPE at their 0-based positions ``pos`` (module
+    docstring), outward-rounded."""
+    pos = np.asarray(pos, dtype=np.int64)
+    c_lo, c_hi, s_lo, s_hi = R.rotation_table(rot, int(pos.max()) + 1 if len(pos) else 1)
+    c = c_lo[pos], c_hi[pos]
+    s = s_lo[pos], s_hi[pos]
+    h = rot.dim // 2
+    x1, x2 = (lo[:, :h], hi[:, :h]), (lo[:, h : rot.dim], hi[:, h : rot.dim])
+    a = R.mul(*x2, *s)
+    first = R.add(*R.mul(*x1, *c), -a[1], -a[0])
+    second = R.add(*R.mul(*x2, *c), *R.mul(*x1, *s))
+    return (
+        np.concatenate([first[0], second[0], lo[:, rot.dim :]], axis=1),
+        np.concatenate([first[1], second[1], hi[:, rot.dim :]], axis=1),
+    )
+
+
+def rotate_change(rot, delta: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """A bound on |Δ(R_t x)| from |Δx| ≤ delta (rows at positions ``pos``, module
+    docstring)."""
+    if rot is None:
+        return delta
+    pos = np.asarray(pos, dtype=np.int64)
+    c_lo, c_hi, s_lo, s_hi = R.rotation_table(rot, int(pos.max()) + 1 if len(pos) else 1)
+    c, s = R.abs_max(c_lo, c_hi)[pos], R.abs_max(s_lo, s_hi)[pos]
+    h = rot.dim // 2
+    d1, d2 = delta[:, :h], delta[:, h : rot.dim]
+    norm = R.sqrt_bounds(*[R.up(R.up(d1 * d1) + R.up(d2 * d2))] * 2)[1]
+    first = np.minimum(R.up(R.up(c * d1) + R.up(s * d2)), norm)
+    second = np.minimum(R.up(R.up(c * d2) + R.up(s * d1)), norm)
+    return np.concatenate([first, second, delta[:, rot.dim :]], axis=1)
+
+
+def head_boxes(head: Head, u_lo: np.ndarray, u_hi: np.ndarray, beta: tuple[float, float], pos=None):
+    """q, k, ṽ boxes of ``head`` for inputs u ∈ [u_lo, u_hi] (rows at token positions
+    ``pos``, needed for a rotary head: q and k are rotated there)."""
     q = R.affine(u_lo, u_hi, head.w_q, head.bias("b_q"))
     k = R.affine(u_lo, u_hi, head.w_k, head.bias("b_k"))
+    if head.rotary is not None:
+        if pos is None:
+            raise ValueError("a rotary head's boxes need the rows' positions")
+        q, k = rotate_box(head.rotary, *q, pos), rotate_box(head.rotary, *k, pos)
     m, m_rad = R.matmul_interval(head.w_o, head.w_v)
     v = R.affine(u_lo, u_hi, m, None, m_rad)
     bv = head.bias("b_v")
@@ -76,6 +123,7 @@ def head_boxes(head: Head, u_lo: np.ndarray, u_hi: np.ndarray, beta: tuple[float
         np.abs(head.w_q),
         np.abs(head.w_k),
         beta,
+        head.rotary,
     )
 
 
@@ -285,6 +333,8 @@ def change_bound(
     dv = R.nonneg_matmul_up(du_key, hb.m_abs.T)  # (N, d) |Δṽ_w|
     dk = R.nonneg_matmul_up(du_key, hb.wk_abs.T)
     dq = R.nonneg_matmul_up(du_other, hb.wq_abs.T)  # per query row
+    dk = rotate_change(hb.rotary, dk, np.arange(dk.shape[0]))  # keys at their positions
+    dq = rotate_change(hb.rotary, dq, pos)
     k_abs = visible_reduce(R.abs_max(*rows.hull(*hb.k)), mask, "max")[pos]
     q_abs = R.abs_max(*hb.q)
     dk_max = visible_reduce(dk, mask, "max")[pos]

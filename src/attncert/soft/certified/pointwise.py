@@ -16,6 +16,17 @@ So the range is decided by the endpoints and, when the interval straddles the br
 x*, the constant −0.171. Slopes come from an interval evaluation of act′ (Φ + xφ,
 resp. its tanh form), clipped to 1.13. erf, exp and tanh are enclosed through the arb
 tables of :mod:`attncert.soft.certified.rigorous`.
+
+SiLU(x) = x·σ(x), σ(x) = 1/(1 + e^{−x}) (Llama's SwiGLU gate): SiLU′(x) = σ(x)·h(x) with
+h(x) = 1 + x(1 − σ(x)); h ≥ 1 for x ≥ 0 and h′ = (1 − σ)(1 − xσ) > 0 for x < 0, so h
+has one root x* ∈ (−1.28, −1.27) and SiLU is unimodal (decreasing, then increasing) with
+minimum SiLU(x*) = −0.278464… ≥ −0.2785; sup SiLU′ = 1.099839… ≤ 1.1 and
+inf SiLU′ = −0.099839… ≥ −0.1 (proved by arb ball evaluation over cells covering
+[−10, 10] in ``tests/test_soft_certified_decoders.py``; beyond, SiLU′ ∈ [σ(10), 1 + 10e^{−10}]
+for x ≥ 10 since xσ(1 − σ) ≤ xe^{−x}, and |SiLU′| ≤ (1 + |x|)e^{x} < 0.1 for x ≤ −10). σ is increasing and enclosed through the arb
+exp table: σ(x) = 1/(1 + e^{−x}) for x ≥ 0 and e^{x}/(1 + e^{x}) for x < 0 (both
+monotone in the enclosed exponential). SiLU′ over an interval is the interval
+evaluation of σ·h, clipped to [−0.1, 1.1].
 """
 
 from __future__ import annotations
@@ -30,6 +41,11 @@ X_STAR_LO, X_STAR_HI = -0.76, -0.74  # bracket of the minimiser of GELU and tanh
 ACT_MIN = -0.171  # ≤ min GELU (−0.169971…) and ≤ min tanh-GELU (−0.170041…)
 SLOPE_MAX = 1.13  # ≥ sup GELU′ (1.128904…) and ≥ sup tanh-GELU′ (1.128993…)
 SLOPE_MIN = -0.13  # ≤ inf GELU′ (−0.128904…) and ≤ inf tanh-GELU′ (−0.128993…)
+
+SILU_X_STAR_LO, SILU_X_STAR_HI = -1.28, -1.27  # bracket of SiLU's minimiser
+SILU_MIN = -0.2785  # ≤ min SiLU (−0.278464…)
+SILU_SLOPE_MAX = 1.1  # ≥ sup SiLU′ (1.099839…)
+SILU_SLOPE_MIN = -0.1  # ≤ inf SiLU′ (−0.099839…)
 
 _INV_SQRT2 = R.enclose(1 / arb(2).sqrt())
 _INV_SQRT2PI = R.enclose(1 / (2 * arb.pi()).sqrt())
@@ -92,8 +108,28 @@ def _tanh_range(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return _tanh_lower(u_lo), _tanh_upper(u_hi)
 
 
+def sigmoid_points(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """σ(x) at exact points x, enclosed (module docstring)."""
+    x = np.asarray(x, dtype=np.float64)
+    a = -np.abs(x)  # e^{−|x|} ∈ [e_lo, e_hi]
+    e_lo, e_hi = R.exp_le0_bounds(a, a)
+    # x ≥ 0: 1/(1 + e) is decreasing in e; x < 0: e/(1 + e) is increasing in e
+    pos = R.down(1.0 / R.up(1.0 + e_hi)), R.up(1.0 / R.down(1.0 + e_lo))
+    neg = R.down(e_lo / R.up(1.0 + e_lo)), R.up(e_hi / R.down(1.0 + e_hi))
+    lo = np.where(x >= 0, pos[0], neg[0])
+    hi = np.where(x >= 0, pos[1], neg[1])
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def _sigmoid_range(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """σ over [lo, hi] (increasing)."""
+    return sigmoid_points(lo)[0], sigmoid_points(hi)[1]
+
+
 def _value(act: Activation, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """act(x) at exact points x, enclosed."""
+    if act is Activation.SILU:
+        return R.mul(x, x, *sigmoid_points(x))
     if act is Activation.GELU:
         p_lo, p_hi = _phi_cdf(x, x)
     else:
@@ -109,14 +145,19 @@ def act_range(act: Activation, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarr
     a_lo, a_hi = _value(act, lo)
     b_lo, b_hi = _value(act, hi)
     upper = np.maximum(a_hi, b_hi)
-    lower = np.where(hi <= X_STAR_LO, b_lo, np.where(lo >= X_STAR_HI, a_lo, ACT_MIN))
+    if act is Activation.SILU:
+        x_lo, x_hi, a_min = SILU_X_STAR_LO, SILU_X_STAR_HI, SILU_MIN
+    else:
+        x_lo, x_hi, a_min = X_STAR_LO, X_STAR_HI, ACT_MIN
+    lower = np.where(hi <= x_lo, b_lo, np.where(lo >= x_hi, a_lo, a_min))
     return np.minimum(lower, upper), upper
 
 
 def act_slope(act: Activation, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """An upper bound of sup |act′(x)| over each interval [lo, hi]."""
     s_lo, s_hi = act_slope_range(act, lo, hi)
-    return np.minimum(np.maximum(np.abs(s_lo), np.abs(s_hi)), SLOPE_MAX)
+    cap = SILU_SLOPE_MAX if act is Activation.SILU else SLOPE_MAX
+    return np.minimum(np.maximum(np.abs(s_lo), np.abs(s_hi)), cap)
 
 
 def act_value(act: Activation, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +172,12 @@ def act_slope_range(act: Activation, lo: np.ndarray, hi: np.ndarray):
     derivative: 0 below 0, 1 above, [0, 1] across)."""
     if act is Activation.RELU:
         return np.where(lo >= 0, 1.0, 0.0), np.where(hi <= 0, 0.0, 1.0)
+    if act is Activation.SILU:  # σ(x)·(1 + x(1 − σ(x)))
+        g_lo, g_hi = _sigmoid_range(lo, hi)
+        one_minus = R.down(1.0 - g_hi), R.up(1.0 - g_lo)
+        h_lo, h_hi = R.add(1.0, 1.0, *R.mul(lo, hi, *one_minus))
+        s_lo, s_hi = R.mul(g_lo, g_hi, h_lo, h_hi)
+        return np.maximum(s_lo, SILU_SLOPE_MIN), np.minimum(s_hi, SILU_SLOPE_MAX)
     if act is Activation.GELU:
         c_lo, c_hi = _phi_cdf(lo, hi)
         p_lo, p_hi = _phi_pdf(lo, hi)

@@ -56,6 +56,8 @@ from attncert.soft.certified.layernorm import (
     sphere_range,
 )
 
+# the version-3 kinds the propagation handles (ALiBi is not: Lemma 5 does not apply)
+SUPPORTED = ("RMSNorm", "gated MLP", "silu activation", "rotary positions", "parallel residual")
 FP_BUDGET = 1 << 20  # queries · keys · |options|² · d for the all-query fractional program
 
 
@@ -203,8 +205,7 @@ def _ffn(ffn: FeedForward, rows: A.Rows, box, other, self_, residual: bool):
     """The feed-forward block (plus its input when ``residual``) on rows, in centred form
     (:mod:`.ffn`); the changed position's own change uses each position's hull."""
     lo, hi, jp = ffn_box(ffn, *box, residual)
-    pre_pos = R.affine(*rows.hull(*box), ffn.w1, ffn.b1)
-    jp_pos = jacobian_bound(ffn, *pre_pos, residual)
+    jp_pos = jacobian_bound(ffn, *rows.hull(*box), residual)
     return (lo, hi), apply_abs(jp, other), apply_abs(jp_pos, self_)
 
 
@@ -228,7 +229,7 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
     Activations are kept per *row* — a position with one of its allowed tokens — so that
     a free position's box is conditioned on its token instead of covering all of them;
     the change of the changed position itself (``self_``) is kept per position."""
-    model.require_classic("the certified bound propagation (attncert.soft.certified)")
+    model.require_classic("the certified bound propagation (attncert.soft.certified)", SUPPORTED)
     for li, layer in enumerate(model.layers):
         for hi_, h in enumerate(layer.heads):
             if h.kind.is_hard:
@@ -271,6 +272,7 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
 
     record(0, "embedding")
     for li, layer in enumerate(model.layers):
+        y0 = (box, other, self_)  # a parallel layer's FFN reads the layer's input
         if layer.pre_norm and layer.norm1 is not None:
             # the changed position's own input change does not enter (its query's output
             # is bounded by the width of its range; its key by its box of values)
@@ -290,7 +292,7 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
         contexts = []
         for head in layer.heads:
             beta = beta_enclosure(head, n_tok)
-            hb = A.head_boxes(head, *u, beta)
+            hb = A.head_boxes(head, *u, beta, rows.pos)
             vis = head.mask.matrix(n_tok)
             s_lo, s_hi = A.scores(hb, rows)
             l_w, u_w = A.weight_bounds(s_lo, s_hi, vis[rows.pos])
@@ -336,13 +338,19 @@ def propagate(model: Model, inp: Inputs, *, lp: bool = True) -> Propagation:
         if layer.ffn is not None:
             # with a pre-norm the residual adds y to FFN(LN₂(y)); otherwise to FFN(y), and
             # the centred form then covers y + FFN(y) as one map (I + J)
-            same = layer.residual and not (layer.pre_norm and layer.norm2 is not None)
+            # a parallel layer (pre-norm, residual): y + attn(LN₁ y) + FFN(LN₂ y)
+            same = (
+                layer.residual
+                and not layer.parallel
+                and not (layer.pre_norm and layer.norm2 is not None)
+            )
+            x_in = y0 if layer.parallel else (box, other, self_)
             if layer.pre_norm and layer.norm2 is not None:
                 f_in, f_other, f_self = _norm(
-                    layer.norm2, rows, box, other, self_, f"layer {li + 1} norm2", ln_steps
+                    layer.norm2, rows, *x_in, f"layer {li + 1} norm2", ln_steps
                 )
             else:
-                f_in, f_other, f_self = box, other, self_
+                f_in, f_other, f_self = x_in
             f_box, f_o, f_s = _ffn(layer.ffn, rows, f_in, f_other, f_self, same)
             if layer.residual and not same:
                 box = R.add(*box, *f_box)
@@ -422,7 +430,8 @@ def _readout_z(model: Model, f_lo, f_hi, norm) -> tuple[float, float]:
 def _option_boxes(head, u_opt, beta) -> A.HeadBoxes:
     """The head's q, k, ṽ boxes for every position and allowed token, shaped (N, K, ·)."""
     n_tok, kk, d = u_opt[0].shape
-    hbo = A.head_boxes(head, u_opt[0].reshape(-1, d), u_opt[1].reshape(-1, d), beta)
+    pos = np.repeat(np.arange(n_tok), kk)
+    hbo = A.head_boxes(head, u_opt[0].reshape(-1, d), u_opt[1].reshape(-1, d), beta, pos)
 
     def shape(b):
         return (b[0].reshape(n_tok, kk, -1), b[1].reshape(n_tok, kk, -1))

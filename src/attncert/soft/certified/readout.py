@@ -38,8 +38,10 @@ from attncert.soft.certified.pointwise import act_range, act_slope_range, act_va
 
 
 def eligible(model: Model, r: int | None) -> bool:
-    """Whether the readout is reached from the last attention without a LayerNorm."""
-    if r is None or not model.layers or model.final_norm is not None:
+    """Whether the readout is reached from the last attention without a LayerNorm (and
+    the model uses no version-3 kind: the back-substitution knows ungated MLPs and
+    unrotated heads only)."""
+    if r is None or not model.layers or model.final_norm is not None or model.new_kinds:
         return False
     last = model.layers[-1]
     if not last.pre_norm and (last.norm1 is not None or last.norm2 is not None):

@@ -323,3 +323,28 @@ def log1p_exp_neg_half_lower(b: float) -> float:
 
 
 LOG2_UPPER = float(up(math.log(2.0)))
+
+
+def rotation_table(rot, n_tok: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(cos_lo, cos_hi, sin_lo, sin_hi), each (n_tok, dim/2): enclosures of cos and sin of
+    RoPE's angles (t/scale)·base^(−2k/dim), t < n_tok, computed in arb at 128 bits (the
+    base, scale and dim are exact floats / integers)."""
+    return _rotation_table(float(rot.base), int(rot.dim), float(rot.scale), int(n_tok))
+
+
+@cache
+def _rotation_table(base: float, dim: int, scale: float, n_tok: int):
+    h = dim // 2
+    out = np.empty((4, n_tok, h))
+    with ctx.workprec(128):
+        omega = [arb(base) ** (arb(-2 * k) / dim) / arb(scale) for k in range(h)]
+        for t in range(n_tok):
+            for k in range(h):
+                theta = omega[k] * t
+                c, s = theta.cos(), theta.sin()
+                out[0, t, k], out[1, t, k] = enclose(c)
+                out[2, t, k], out[3, t, k] = enclose(s)
+    out[0], out[2] = np.maximum(out[0], -1.0), np.maximum(out[2], -1.0)  # |cos|, |sin| ≤ 1
+    out[1], out[3] = np.minimum(out[1], 1.0), np.minimum(out[3], 1.0)
+    out.setflags(write=False)
+    return out[0], out[1], out[2], out[3]

@@ -134,13 +134,14 @@ class CertifiedSensitivity:
         for ln in self.worst.prop.ln:
             if ln.lipschitz_max < LN_LOOSE:
                 continue
+            var = "mean-square" if ln.kind == "RMSNorm" else "variance"
             why = (
-                "its variance lower bound over the box is 0, so only ε limits the constant"
+                f"its {var} lower bound over the box is 0, so only ε limits the constant"
                 if ln.eps_only
-                else f"its variance lower bound is only {ln.var_lo_min:.3g}"
+                else f"its {var} lower bound is only {ln.var_lo_min:.3g}"
             )
             return (
-                f"LayerNorm ({ln.where}) is what makes the bound loose: Lipschitz constant "
+                f"{ln.kind} ({ln.where}) is what makes the bound loose: Lipschitz constant "
                 f"up to {ln.lipschitz_max:.3g} — {why}"
             )
         return None
