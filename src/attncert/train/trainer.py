@@ -10,6 +10,11 @@ the evaluation strings up to length 64, and measures accuracy by length of the m
 and its hardened version with attncert's own evaluator
 (:func:`attncert.train.evaluate.evaluate`).
 
+A decoder recipe (``Recipe.decoder``: RoPE, ALiBi, NoPE or learned positions, RMSNorm or
+SwiGLU) trains the :class:`~attncert.train.decoder.Decoder` in the same loop, soft or hard,
+and exports it with :func:`attncert.train.decoder.to_model`; its import check compares
+the export with the network in float64 (1e-9).
+
 Deterministic given the recipe on CPU: the seed fixes torch's and numpy's generators,
 torch runs single-threaded with deterministic algorithms during training (both
 restored afterwards), and nothing depends on the clock. The model's ``meta["training"]``
