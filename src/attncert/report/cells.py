@@ -220,7 +220,11 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
 
             pair = confirm_on_soft(soft, cert)
             if pair is not None:
-                data["soft_pair"] = {**pair.to_dict(), "text": pair.sentence(spec.language)}
+                data["soft_pair"] = {
+                    **pair.to_dict(),
+                    "misclassified": pair.misclassified,
+                    "text": pair.sentence(spec.language),
+                }
     return assessment.verdict.value, data, cert.to_json() if report.accepted else None
 
 

@@ -393,6 +393,8 @@ def _certify_section(cells, ns, language) -> Section:
                 _cert_link(rec),
             )
         )
+        if d.get("depends"):
+            notes.append(f"n = {n}: {d['depends']}")
         for r in d.get("reasons", []):
             notes.append(f"n = {n}: {r}")
         if soft:
