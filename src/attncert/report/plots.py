@@ -4,8 +4,9 @@
   the lower to the upper bound) beside the sampled accuracy;
 * :func:`lemma5_plot` — Lemma 5 / Theorem 6 on one log–log plot: the measured largest
   change, the certified B(n) (hollow where it is only the range cap), the uniform K/n
-  and the cross-entropy floor. The y axis is log₁₀ of the value, so that K/n of order
-  10⁴⁰⁰ (far beyond float64) still has a place.
+  and the cross-entropy floor. The y axis is log₁₀ of the value (K/n of order 10⁴⁰⁰ is
+  far beyond float64); a K/n more than :data:`OFF_CHART` decades above every other curve
+  is marked at the top with its order of magnitude instead of flattening the rest.
 
 The SVG has no external reference (glyphs are paths, no fonts or images are linked).
 """
@@ -18,6 +19,7 @@ import re
 from collections.abc import Mapping
 
 _HEADER = re.compile(r"^.*?(?=<svg)", re.DOTALL)
+OFF_CHART = 6.0  # decades above the other curves beyond which K/n is marked, not drawn
 
 
 def _figure():
@@ -116,14 +118,25 @@ def lemma5_plot(cells: Mapping, ns) -> str | None:
                 "tab:green",
             )
         )
-    if urows:
-        series.append(
-            ("uniform K/n", [(r["n"], r.get("K_over_n_log10")) for r in urows], "^-", "tab:red")
-        )
+    shown = [y for _, pts, _, _ in series for _, y in pts if y is not None]
     for label, pts, style, color in series:
         pts = [(n, y) for n, y in pts if y is not None]
         if pts:
             ax.plot([n for n, _ in pts], [y for _, y in pts], style, color=color, label=label)
+    kn = [(r["n"], r["K_over_n_log10"]) for r in urows if r.get("K_over_n_log10") is not None]
+    if kn and (not shown or max(y for _, y in kn) <= max(shown) + OFF_CHART):
+        ax.plot([n for n, _ in kn], [y for _, y in kn], "^-", color="tab:red", label="uniform K/n")
+    elif kn:  # K/n of order 10^400 would flatten every other curve: marked at the top
+        lo, hi = ax.get_ylim()
+        y = hi + 0.1 * (hi - lo)
+        ax.plot(
+            [n for n, _ in kn],
+            [y] * len(kn),
+            "^",
+            color="tab:red",
+            label=f"uniform K/n ≥ 10^{min(v for _, v in kn):.0f} (off the chart)",
+        )
+        ax.set_ylim(lo, y + 0.1 * (hi - lo))
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n")
     ax.set_ylabel("log₁₀ value")
