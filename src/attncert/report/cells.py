@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from attncert.errors import AttncertError, InputError, ParameterError, UnsupportedError
+from attncert.errors import InputError, ParameterError, UnsupportedError
 from attncert.model.spec import Model
 from attncert.verdicts import Verdict
 
@@ -116,8 +116,10 @@ def run_cell(spec: CellSpec, model: Model, source: dict[str, Any]) -> dict[str, 
     return _outcome("ok", verdict, "", _finite(data), cert, t0)
 
 
-class CellTimeout(AttncertError):
-    """The cell's time limit ran out (raised in-process by :mod:`attncert.report.run`)."""
+class CellTimeout(BaseException):
+    """The cell's time limit ran out (raised in-process by :mod:`attncert.report.run`'s
+    timer). A BaseException, like KeyboardInterrupt, so that no ``except Exception`` inside
+    an analysis swallows it."""
 
 
 def _outcome(status, verdict, reason, data, cert, t0) -> dict[str, Any]:

@@ -196,8 +196,11 @@ def execute(
             pass
         elif not dask:
             for spec in todo:
-                with _time_limit(spec.time_limit):
-                    outcome = run_cell(spec, model, source)
+                try:
+                    with _time_limit(spec.time_limit):
+                        outcome = run_cell(spec, model, source)
+                except CellTimeout as err:  # the timer fired just as the cell returned
+                    outcome = {"status": "timeout", "verdict": None, "reason": str(err)}
                 records[spec.name] = store(out, spec, outcome)
                 _tick(bar, records[spec.name])
         else:
