@@ -50,7 +50,13 @@ ANALYSES = ("harden", "certify", "verify", "sensitivity", "uniform", "soft-certi
 #: the analyses that run once per report, not once per n (their cell has n = least n)
 ONCE = ("uniform",)
 MEASURED = "MEASURED"
-SAMPLES = 200  # strings per n for the sampled accuracy and the hardening agreement
+#: shares of the cell time limit given to each analysis's own time limit: the rest is for
+#: the kernel's check (verify's takes about as long as its search: 32 s after a 30 s
+#: search for trained_hard_first_last at n = 1024), the soft pair and the process start
+CERTIFY_SHARE, VERIFY_SHARE, SENSITIVITY_SHARE, SOFT_SHARE = 0.7, 0.35, 0.2, 0.5
+#: strings per n for the sampled accuracy and the hardening agreement: 200 up to n = 64,
+#: then fewer (a float forward pass costs O(n²) per string: ≈ 0.1 s at n = 1024), ≥ 24
+SAMPLES, SAMPLE_WORK, MIN_SAMPLES = 200, 12_800, 24
 #: languages the soft restriction's pair search knows (attncert soft-certify --language)
 SOFT_LANGUAGES = ("parity", "parity-odd", "dyck1", "dyck2", "majority", "first_last")
 
@@ -149,8 +155,11 @@ def _finite(obj: Any) -> Any:
 # ----- the analyses ------------------------------------------------------------------------
 
 
-def _strings(model: Model, n: int, seed: int, count: int = SAMPLES) -> list[str]:
-    """``count`` uniform random strings of length n over the model's alphabet."""
+def _strings(model: Model, n: int, seed: int, count: int | None = None) -> list[str]:
+    """``count`` uniform random strings of length n over the model's alphabet (default:
+    :data:`SAMPLES`, fewer for long strings)."""
+    if count is None:
+        count = max(MIN_SAMPLES, min(SAMPLES, SAMPLE_WORK // n))
     rng = np.random.default_rng([seed, n])
     sigma = np.array(list(model.alphabet))
     return ["".join(row) for row in sigma[rng.integers(0, len(sigma), size=(count, n))]]
@@ -182,7 +191,7 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
             model_source=src,
             n=spec.n,
             language=spec.language,
-            time_limit=max(1.0, 0.7 * spec.time_limit),
+            time_limit=max(1.0, CERTIFY_SHARE * spec.time_limit),
             seed=spec.seed,
         )
     except SolverTimeout as err:
@@ -249,7 +258,7 @@ def _verify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str 
         model,
         lang,
         spec.n,
-        time_limit=max(1.0, 0.5 * spec.time_limit),
+        time_limit=max(1.0, VERIFY_SHARE * spec.time_limit),
         seed=spec.seed,
         source=source,
         progress=False,
@@ -277,7 +286,11 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
     from attncert.soft.report import sensitivity_report
 
     rep = sensitivity_report(
-        model, [spec.n], seed=spec.seed, restarts=4, time_budget=max(0.5, 0.2 * spec.time_limit)
+        model,
+        [spec.n],
+        seed=spec.seed,
+        restarts=4,
+        time_budget=max(0.5, SENSITIVITY_SHARE * spec.time_limit),
     )
     row = rep.rows()[0]
     data: dict[str, Any] = {
@@ -293,7 +306,7 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
         rep,
         source=_text_source(source),
         accepts_even=True if even is None else even,
-        samples=300,
+        samples=max(2 * MIN_SAMPLES, min(300, 2 * SAMPLE_WORK // spec.n)),
         seed=spec.seed,
     )
     r = rows[0]
@@ -385,7 +398,7 @@ def _soft_certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict
         source=_text_source(source),
         restriction=True,
         language=spec.language,
-        time_limit=max(1.0, 0.5 * spec.time_limit),
+        time_limit=max(1.0, SOFT_SHARE * spec.time_limit),
         seed=spec.seed,
     )
     cert = res.certificate
