@@ -38,7 +38,7 @@ def main() -> int:
             ns=[int(x) for x in args.ns.split(",")],
             out=Path(tmp) / "report",
             dask=False,
-            cell_time_limit=30,
+            cell_time_limit=120,
         )
         url = (Path(rep.directory) / "index.html").resolve().as_uri()
         shot = Path(tmp) / "shot.png"

@@ -92,7 +92,7 @@ def render_html(report: Report) -> str:
             else f"Incomplete: {escape(', '.join(report.failed))} did not finish."
         )
         + " Every verdict below is backed by a certificate the trusted kernel re-derived, "
-        "except those marked MEASURED.</p>\n"
+        "except MEASURED (sampled, not proved) and INFO (a description).</p>\n"
     )
     toc = (
         "<ul>"
