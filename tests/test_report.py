@@ -318,6 +318,22 @@ def test_dask_cell_time_limit_kills_the_cell(tmp_path, workers_import_this_tree)
     assert "TIMEOUT" in (tmp_path / "r" / "index.html").read_text()
 
 
+@pytest.mark.slow
+def test_existing_scheduler(tmp_path, workers_import_this_tree):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        rep = attncert.report(
+            "zoo:trained_hard_first_last",
+            out=tmp_path / "r",
+            ns=(8,),
+            scheduler=cluster.scheduler_address,
+            cell_time_limit=30,
+        )
+    assert rep.where == cluster.scheduler_address and rep.complete
+
+
 # ----- the page in a browser ---------------------------------------------------------------------
 
 
@@ -358,6 +374,16 @@ def test_page_renders_in_headless_chromium_without_console_errors(tmp_path):
     assert '<section id="lemma5"' in dom.stdout
     console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line]
     assert not console, console
+    # the control: a page that logs an error is caught by the same filter
+    planted = tmp_path / "planted.html"
+    planted.write_text('<html><body><script>console.error("planted")</script></body></html>')
+    bad = subprocess.run(
+        [exe, *flags, "--enable-logging=stderr", "--v=0", "--dump-dom", planted.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert any("CONSOLE" in line and "planted" in line for line in bad.stderr.splitlines())
 
 
 def test_certificates_of_a_model_file_name_the_report_copy(reports):

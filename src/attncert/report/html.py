@@ -4,10 +4,10 @@ no font, image or style sheet fetched from anywhere (readable offline)."""
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from attncert.report.document import Report, Section
+# a Report / Section of attncert.report.document (not imported: document imports this)
+Report = Section = Any
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;

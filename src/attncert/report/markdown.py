@@ -3,10 +3,10 @@ page; plots are referenced as the SVG files ``plots/<name>.svg`` beside it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from attncert.report.document import Report
+# a Report of attncert.report.document (not imported: document imports this)
+Report = Any
 
 
 def _esc(text: str) -> str:
