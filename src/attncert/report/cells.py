@@ -244,7 +244,8 @@ def _verify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str 
     from attncert.model import forward
     from attncert.soft.verify import refusal, verify
 
-    lang = language(spec.language)
+    name = spec.language
+    lang = language("dfa", path=name[4:]) if name.startswith("dfa:") else language(name)
     strings = _strings(model, spec.n, spec.seed)
     right = sum(
         bool(d) == lang.contains(s)

@@ -71,7 +71,7 @@ def check_language(model: Model, name: str) -> None:
     """Refuse, before any work, a language that is unknown or not over the model's alphabet."""
     from attncert.languages import language
 
-    lang = language(name[4:], path=name[4:]) if name.startswith("dfa:") else language(name)
+    lang = language("dfa", path=name[4:]) if name.startswith("dfa:") else language(name)
     foreign = sorted(set(model.alphabet) - set(lang.alphabet))
     if foreign:
         raise InputError(
