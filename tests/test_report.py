@@ -21,7 +21,7 @@ from attncert.cli.main import main
 from attncert.report import cells as C
 
 SECTIONS = ("model", "harden", "certify", "verify", "lemma5", "soft")
-FAST = {"ns": (8,), "dask": False, "cell_time_limit": 4.0}
+FAST = {"ns": (8,), "dask": False, "cell_time_limit": 6.0}
 
 
 class Page(HTMLParser):
@@ -200,22 +200,33 @@ def test_resumption_skips_finished_cells(tmp_path, capsys):
     d = tmp_path / "r"
     first = attncert.report("zoo:trained_hard_first_last", out=d, **FAST)
     assert first.ran == 6
+    unfinished = len(first.failed)  # on a loaded machine a cell may hit its limit: rerun too
     # simulate a run killed after some cells: two cell files never written
     for name in ("verify-n8", "soft-certify-n8"):
         (d / "cells" / f"{name}.json").unlink()
     code, out, _ = cli(capsys, "check", str(d))
     assert code == 3 and "INCOMPLETE" in out and "cells/verify-n8.json" in out
-    kept = {p.name: p.stat().st_mtime_ns for p in (d / "cells").iterdir()}
+    kept = {
+        p.name: p.stat().st_mtime_ns for p in (d / "cells").iterdir() if p.stem not in first.failed
+    }
     time.sleep(0.05)
-    again = attncert.report("zoo:trained_hard_first_last", out=d, **FAST)
-    assert again.ran == 2 and again.complete
+    # the same command again, on the command line, in this process (--workers 0)
+    code, out, _ = cli(
+        capsys, "report", "--n", "8", "--workers", "0", "--cell-time-limit", "6", "-o", str(d),
+        "--json",
+    )  # fmt: skip
+    again = json.loads(out)
+    assert code == 0 and again["ran"] == 2 + unfinished and again["complete"]
+    assert again["where"] == "in-process"
     for name, mtime in kept.items():
         assert (d / "cells" / name).stat().st_mtime_ns == mtime, f"{name} was recomputed"
     assert {p.name for p in (d / "cells").iterdir()} == set(kept) | {
         "verify-n8.json",
         "soft-certify-n8.json",
+        *(f"{name}.json" for name in first.failed),
     }
-    assert [s.verdict for s in again.sections] == [s.verdict for s in first.sections]
+    assert [s["verdict"] for s in again["sections"]] == [s.verdict for s in first.sections]
+    assert cli(capsys, "check", str(d))[0] == 5  # complete again: certify's OUTSIDE-THEOREM
 
 
 def test_a_failing_cell_is_reported_in_its_section(tmp_path, monkeypatch):

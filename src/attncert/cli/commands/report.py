@@ -117,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
         progress=not (args.quiet or args.json) and sys.stderr.isatty(),
     )
     if args.json:
-        print_json({"directory": rep.directory, **rep.to_dict()})
+        print_json(
+            {"directory": rep.directory, "ran": rep.ran, "where": rep.where, **rep.to_dict()}
+        )
     else:
         print(rep.summary())
         print(f"written: {rep.directory}/index.html, report.md, report.json, certs/")
