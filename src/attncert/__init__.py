@@ -41,7 +41,7 @@ _LAZY = {
     "prove_all_lengths": "attncert.prove.all_lengths",
 }
 # sub-packages that are themselves the entry point (``attncert.sweep(...)`` is callable)
-_MODULES = {"sweep": "attncert.sweep"}
+_MODULES = {"sweep": "attncert.sweep", "report": "attncert.report"}
 
 
 def __getattr__(name: str) -> Any:

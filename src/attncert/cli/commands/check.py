@@ -1,12 +1,22 @@
-"""``attncert check CERT [MODEL]``: re-check a restriction certificate with the trusted
-kernel (:mod:`attncert.kernel.hard`), or ``attncert check DIR``: re-verify every proof
-artifact under a ``proofs/`` tree (see :mod:`attncert.proofcheck`).
+"""``attncert check PATH [MODEL]``: re-check any certificate the project writes, a
+``proofs/`` tree or a report directory, with the trusted kernel — one check command.
+
+PATH is dispatched on the JSON file's ``format`` field (:mod:`attncert.report.recheck`):
+a restriction certificate (``certify -o``; :mod:`attncert.kernel.hard`), a soft
+certificate (``soft-certify -o``, ``sensitivity --certify --save``), a uniform one
+(``sensitivity --save-uniform``), a verification tree (``verify -o``), an all-length
+certificate (``prove --all-lengths -o``); or a directory: a report (``attncert report
+-o DIR``: every certificate in it re-verified and printed with its verdict, cells not
+finished reported as INCOMPLETE) or a ``proofs/`` tree (see :mod:`attncert.proofcheck`).
+``soft-check`` and ``verify-check`` remain as the older names for their kinds.
 
     attncert check cert.json                 # the model the certificate names
     attncert check cert.json model.json      # or an explicit model
     attncert check cert.json zoo:random-L2-H2-d16 --json
     attncert check proofs/
     attncert check prev.cert.json            # an all-length certificate (prove --all-lengths)
+    attncert check soft.json                 # soft, uniform or verify certificates too
+    attncert check report/                   # a report directory (attncert report -o report/)
 
 After the check, every statement of the supplement's formal proof (S1) that can be
 re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.s1`).
@@ -20,7 +30,9 @@ An all-length certificate (``attncert prove … --all-lengths -o FILE``) is re-c
 again by the z3 prover; CERTIFIED "for all n ≥ 1" needs both.
 
 Exit status: the verdict's (0 CERTIFIED, 4 CERTIFIED-TRIVIAL, 5 OUTSIDE-THEOREM,
-1 REFUTED — the reason names the claim, where and why — 3 UNDECIDED), 2 bad input.
+1 REFUTED — the reason names the claim, where and why — 3 UNDECIDED), 2 bad input; for
+a report directory the worst verdict of its files (INCOMPLETE exits 3); for a proofs/
+tree 0 when every artifact is re-derived, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -54,14 +66,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from attncert.report.recheck import is_report, kind_of
+
     path = Path(args.path)
+    if is_report(path):
+        return _check_report(path, args.json)
     if path.is_dir():
         return _check_tree(path, args.json)
-    from attncert.certificates.all_lengths import is_all_lengths
     from attncert.io import read_json
 
-    if is_all_lengths(read_json(path)):
+    kind = kind_of(read_json(path), str(path))
+    if kind == "all-lengths":
         return _check_all_lengths(path, args.model, args.json)
+    if kind != "hard":
+        return _check_other(path, args.model, args.json)
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
     from attncert.hard.verdict import assess
@@ -102,6 +120,31 @@ def run(args: argparse.Namespace) -> int:
             for st in s1:
                 print(f"  {st.line()}")
     return assessment.verdict.exit_code
+
+
+def _check_other(path: Path, model_arg: str | None, as_json: bool) -> int:
+    """A soft, uniform or verify certificate: re-derived, printed with its verdict."""
+    from attncert.report.recheck import EXIT, check_certificate
+
+    model = load_model_arg(model_arg) if model_arg is not None else None
+    fc = check_certificate(path, model)
+    if as_json:
+        print_json(fc.to_dict())
+    else:
+        print(fc.line())
+    return EXIT[fc.verdict]
+
+
+def _check_report(path: Path, as_json: bool) -> int:
+    """Every certificate of a report directory re-verified and named with its verdict."""
+    from attncert.report.recheck import check_report
+
+    rc = check_report(path)
+    if as_json:
+        print_json(rc.to_dict())
+    else:
+        print("\n".join(rc.lines()))
+    return rc.exit_code
 
 
 def _check_tree(path: Path, as_json: bool) -> int:

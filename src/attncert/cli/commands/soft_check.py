@@ -5,7 +5,8 @@ CERT is a per-n soft certificate (``attncert soft-certify``, ``sensitivity --cer
 --save-uniform``: B(n) ≤ K/n for every n ≥ N₀; checked by attncert.kernel.soft_uniform).
 
 The model is the one the certificate names (``zoo:NAME`` or the path recorded when it was
-written) unless ``--model`` gives another; a model whose content hash differs from the
+written, a relative one looked up next to the certificate first) unless ``--model`` gives
+another; a model whose content hash differs from the
 certificate's is refused. Every number is re-derived (attncert.kernel.soft).
 
     attncert soft-check cert.json
@@ -56,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
             f"{args.cert}: the certificate does not say where its model is",
             expected="--model MODEL (a model file or zoo:NAME)",
         )
-    model = load_model_arg(source)
+    if args.model:
+        model = load_model_arg(args.model)
+    else:  # zoo:NAME, or a path (a relative one is looked up next to the certificate first)
+        from attncert.report.recheck import load_source_model
+
+        model = load_source_model(source, args.cert, f"{args.cert}: model.source")
     if model.digest != data["model"].get("sha256"):
         raise SpecError(
             f"model {source!r} has hash {model.digest[:12]}…, the certificate is for "
