@@ -100,3 +100,15 @@ def test_info_names_the_scheme(files, capsys):
     assert main(["info", files["alibi"]]) == 0
     text = capsys.readouterr().out
     assert "positions alibi" in text and "alibi=0.0625" in text and "(RMSNorm)" in text
+
+
+def test_the_report_names_each_scheme():
+    from attncert.model import zoo_model
+    from attncert.report.document import describe_model
+
+    rope = describe_model(zoo_model("trained_rope_majority"))
+    assert rope["scheme"] == "rope" and rope["positional"] == ["rotary (RoPE, base 10000, 8 dims)"]
+    assert "RMSNorm" in rope["kinds"]
+    alibi = describe_model(zoo_model("trained_alibi_majority"))
+    assert alibi["scheme"] == "alibi" and alibi["positional"][0].startswith("ALiBi (slopes 0.1768")
+    assert describe_model(zoo_model("trained_nope_majority"))["positional"][0].startswith("none")

@@ -161,6 +161,15 @@ def describe_model(model: Model) -> dict[str, Any]:
     features = [f.label for f in emb.features]
     if emb.table is not None:
         features.append(f"learned table ({int(emb.table.shape[0])} rows)")
+    rotary = {h.rotary for layer in model.layers for h in layer.heads if h.rotary is not None}
+    features += [
+        f"rotary (RoPE, base {r.base:g}, {r.dim} dims"
+        + (f", scale {r.scale:g})" if r.scale != 1 else ")")
+        for r in sorted(rotary, key=lambda r: (r.base, r.dim, r.scale))
+    ]
+    slopes = [h.alibi for layer in model.layers for h in layer.heads if h.alibi is not None]
+    if slopes:
+        features.append("ALiBi (slopes " + ", ".join(f"{m:.4g}" for m in slopes) + ")")
     norms = sum(1 for layer in model.layers for name in ("norm1", "norm2") if getattr(layer, name))
     acts = sorted({layer.ffn.activation.value for layer in model.layers if layer.ffn is not None})
     return {
@@ -174,7 +183,9 @@ def describe_model(model: Model) -> dict[str, Any]:
         "heads": heads,
         "soft_heads": sum(h["soft"] for h in heads),
         "hard_heads": sum(not h["soft"] for h in heads),
-        "positional": features or ["none"],
+        "positional": features or ["none (NoPE: positions only through the mask)"],
+        "scheme": model.positional_scheme,
+        "kinds": list(model.new_kinds),
         "layernorms": norms + (model.final_norm is not None),
         "activations": acts,
         "readout": model.readout.position,
@@ -202,9 +213,10 @@ def _model_section(m: Mapping[str, Any]) -> Section:
     )
     notes = [
         f"alphabet {m['alphabet']!r}, BOS {m['bos']!r}, EOS {m['eos']!r}, width d = {m['d']}",
-        "positional scheme: " + ", ".join(m["positional"]),
-        f"{m['layernorms']} LayerNorm(s); feed-forward activation(s): "
-        + (", ".join(m["activations"]) or "none"),
+        f"positional scheme {m.get('scheme', '?')}: " + ", ".join(m["positional"]),
+        f"{m['layernorms']} norm(s); feed-forward activation(s): "
+        + (", ".join(m["activations"]) or "none")
+        + (f"; version-3 kinds: {', '.join(m['kinds'])}" if m.get("kinds") else ""),
         f"readout at the {m['readout']} token; content hash {m['sha256'][:16]}…",
     ]
     if m.get("description"):
