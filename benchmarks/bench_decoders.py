@@ -82,6 +82,7 @@ def run(kind: str, ns: list[int], time_limit: float, k: int) -> dict:
     hard = harden(model)
     for n in ns:
         cell = {"n": n}
+        t0 = time.perf_counter()
         try:
             cert, t = timed(
                 lambda n=n: attncert.certify(
@@ -96,7 +97,10 @@ def run(kind: str, ns: list[int], time_limit: float, k: int) -> dict:
                 "check_s": t_check,
             }
         except AttncertError as err:
-            cell["certify"] = {"error": err.message[:200]}
+            cell["certify"] = {
+                "error": err.message[:200],
+                "search_s": round(time.perf_counter() - t0, 2),
+            }
         out, t = timed(lambda n=n: verify(model, language("majority"), n, time_limit=time_limit))
         cell["verify"] = {
             "accepted": out.check.accepted,
@@ -124,7 +128,7 @@ def main() -> None:
         for c in r["cells"]:
             ce, ve = c["certify"], c["verify"]
             cert = (
-                f"error: {ce['error'][:60]}"
+                f"no certificate after {ce.get('search_s', '?')} s: {ce['error'][:60]}"
                 if "error" in ce
                 else f"{'checked' if ce['accepted'] else 'REJECTED'}, {ce['free']}/{c['n']} "
                 f"free, {ce['search_s']} + {ce['check_s']} s"
