@@ -174,10 +174,14 @@ def feed_forward(ffn: FeedForward, y: np.ndarray, norm: LayerNorm | None = None)
 def rotate(head: Head, x: np.ndarray) -> np.ndarray:
     """Queries or keys (B, N, d_k) of ``head`` rotated by their positions (RoPE, rotate-half
     layout, positions 0 … N − 1; :class:`~attncert.model.spec.Rotary`); unchanged without."""
-    rot = head.rotary
-    if rot is None:
+    if head.rotary is None:
         return x
-    ang = rot.angles(np.arange(x.shape[1]))[None]  # (1, N, r/2)
+    return _rotate_half(head.rotary, x, head.rotary.angles(np.arange(x.shape[1]))[None])
+
+
+def _rotate_half(rot, x: np.ndarray, ang: np.ndarray) -> np.ndarray:
+    """(x_k, x_{k+h}) ↦ (x_k cos − x_{k+h} sin, x_{k+h} cos + x_k sin) over the last axis
+    for k < h = dim/2 (angles ``ang`` broadcast against x[..., :h]); the rest unchanged."""
     cos, sin = np.cos(ang), np.sin(ang)
     h = rot.dim // 2
     x1, x2 = x[..., :h], x[..., h : rot.dim]
@@ -194,14 +198,7 @@ def position_transform(
     positions = np.asarray(positions)
     if head.rotary is not None:
         ang = head.rotary.angles(positions)
-        cos, sin = np.cos(ang), np.sin(ang)
-        h, r = head.rotary.dim // 2, head.rotary.dim
-
-        def rot(x):
-            x1, x2 = x[:, :h], x[:, h:r]
-            return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin, x[:, r:]], axis=1)
-
-        q, k = rot(q), rot(k)
+        q, k = _rotate_half(head.rotary, q, ang), _rotate_half(head.rotary, k, ang)
     if head.alibi is not None:
         t = positions.astype(np.float64)
         q = np.column_stack([q, np.full_like(t, head.alibi), -head.alibi * t])
