@@ -12,6 +12,7 @@ change that makes the oracle inconclusive is seen, not hidden)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -146,3 +147,75 @@ def test_verify_contains_transformers_accuracy(name):
 @pytest.mark.parametrize(("seed", "n", "lang"), [(1, 8, "parity"), (2, 10, "first_last")])
 def test_verify_contains_transformers_accuracy_everywhere(name, seed, n, lang):
     check_model(name, seed=seed, n=n, lang_name=lang)
+
+
+TRAINED = (
+    ("trained_rope_first_last", "first_last"),
+    ("trained_alibi_majority", "majority"),
+    ("trained_nope_dyck1", "dyck1"),
+)
+
+
+@pytest.mark.parametrize(("name", "lang_name"), TRAINED)
+def test_verify_on_trained_decoders_is_their_exact_accuracy(name, lang_name):
+    """At n = 10 verify's interval on a trained decoder is its exact accuracy, computed
+    here over every string with the float pass (these models hold no transformers
+    object: the torch network they were exported from agrees with the float pass to
+    1e-9, ``tests/test_train_decoders.py``)."""
+    from attncert.model import zoo_model
+
+    m, lang, n = zoo_model(name), language(lang_name), 10
+    strings = ["".join(p) for p in itertools.product(m.alphabet, repeat=n)]
+    out = verify(m, lang, n, time_limit=60)
+    right = int(np.sum(forward(m, strings).accept == np.array([lang.contains(s) for s in strings])))
+    assert out.check.accepted and out.check.undecided == 0 and out.check.right == right
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        (
+            "rope",
+            lambda h, ln: (
+                h.__class__(**{**h.__dict__, "rotary": type(h.rotary)(500.0, h.rotary.dim)}),
+                ln,
+            ),
+        ),
+        ("alibi", lambda h, ln: (h.__class__(**{**h.__dict__, "alibi": h.alibi * 2}), ln)),
+        ("rms", lambda h, ln: (h, ln.__class__(ln.weight, ln.bias, ln.eps * 100, ln.kind))),
+    ],
+    ids=lambda e: e[0],
+)
+def test_the_verify_kernel_rejects_an_edited_rotary_base_slope_or_rmsnorm_eps(edit):
+    """A verify certificate checked against the model with one positional or norm
+    parameter edited: rejected, the hash named; with the hash forced, the kernel
+    re-derives every leaf from the edited model — what it accepts is then the edited
+    model's exact accuracy (brute force), never the old model's claim."""
+    from attncert.kernel.verify import check
+    from attncert.model.decoders import random_decoder
+
+    pos, fn = edit
+    m = random_decoder(2, 2, 8, positions="alibi" if pos == "alibi" else "rope", seed=9)
+    lang, n = language("majority"), 8
+    cert = verify(m, lang, n, time_limit=30).certificate
+    layers = []
+    for layer in m.layers:
+        heads, norm1 = [], layer.norm1
+        for h in layer.heads:
+            h2, norm1 = fn(h, layer.norm1)
+            heads.append(h2)
+        layers.append(replace(layer, heads=tuple(heads), norm1=norm1))
+    other = replace(m, layers=tuple(layers))
+    report = check(cert, other)
+    assert not report.accepted and "hash" in report.failures[0].reason
+    forged = replace(cert, model_sha256=other.digest)
+    report = check(forged, other)
+    strings = ["".join(p) for p in itertools.product("01", repeat=n)]
+    truth = np.array([lang.contains(s) for s in strings])
+    before = int(np.sum(forward(m, strings).accept == truth))
+    after = int(np.sum(forward(other, strings).accept == truth))
+    if report.accepted:
+        assert report.right == after
+    else:
+        assert report.failures[0].claim in ("counts", "exhaustive", "witness", "bound")
+    assert before != after or report.accepted  # an edit that changes nothing is accepted
