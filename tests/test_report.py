@@ -324,8 +324,12 @@ def test_dask_cell_time_limit_kills_the_cell(tmp_path, workers_import_this_tree)
         R.STARTUP_GRACE = old
     assert not rep.complete
     statuses = {k: (c["status"], c["reason"]) for k, c in rep.cells.items()}
-    assert not any(st == "ok" for st, _ in statuses.values()), statuses
+    # a cell quick enough to finish inside the limit may (harden at n = 8 can, on a fast
+    # machine); every other one is killed at the limit, with the reason, and none is lost
     assert any(st == "timeout" and "killed" in why for st, why in statuses.values()), statuses
+    assert all(st in ("ok", "timeout") for st, _ in statuses.values()), statuses
+    slow = ("certify-n8", "verify-n8", "sensitivity-n8", "soft-certify-n8")
+    assert all(statuses[c][0] == "timeout" for c in slow if c in statuses), statuses
     assert "TIMEOUT" in (tmp_path / "r" / "index.html").read_text()
 
 
