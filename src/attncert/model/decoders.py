@@ -10,6 +10,8 @@ Llama-style d = 64, L = 4 model). Trained ones are in the zoo.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from attncert.errors import InputError
@@ -35,16 +37,17 @@ MLPS = ("gelu", "swiglu")
 
 
 def alibi_slopes(heads: int) -> list[float]:
-    """ALiBi's slopes as Bloom's ``build_alibi_tensor`` defines them: 2^(−8h/H') for
-    h = 1 … H' with H' the largest power of two ≤ H, then every other slope of the
-    2H' sequence for the remaining heads."""
+    """ALiBi's slopes in float64 (Press et al.; Bloom's ``build_alibi_tensor`` rule):
+    2^(−8h/H') for h = 1 … H' with H' the largest power of two ≤ H, then every other
+    slope of the 2H' sequence for the remaining heads. (The Bloom importer reproduces
+    transformers' float32 computation instead: ``importers.hf_decoders.alibi_slopes``.)"""
     if heads < 1:
         return []
-    closest = 2 ** int(np.floor(np.log2(heads)))
-    base = 2.0 ** (-(2.0 ** -(np.log2(closest) - 3)))
+    closest = 2 ** math.floor(math.log2(heads))
+    base = 2.0 ** (-(2.0 ** -(math.log2(closest) - 3)))
     slopes = [base**k for k in range(1, closest + 1)]
     if closest != heads:
-        extra = 2.0 ** (-(2.0 ** -(np.log2(2 * closest) - 3)))
+        extra = 2.0 ** (-(2.0 ** -(math.log2(2 * closest) - 3)))
         rest = min(closest, heads - closest)
         slopes += [extra**k for k in range(1, 1 + 2 * rest, 2)]
     return slopes

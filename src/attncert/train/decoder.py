@@ -38,7 +38,6 @@ temperature: β/√d_h · (q·k + m_h√d_h·(j − i)) = β·(q·k/√d_h − m
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -47,6 +46,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attncert.languages import language
+from attncert.model.decoders import alibi_slopes
 from attncert.model.positional import feature_matrix
 from attncert.model.spec import (
     Activation,
@@ -69,20 +69,6 @@ from attncert.train.recipes import BOS, Recipe
 ROPE_BASE = 10000.0
 LAYER_EPS = 1e-5
 RMS_EPS = 1e-6
-
-
-def alibi_slopes(heads: int) -> list[float]:
-    """ALiBi's slopes for ``heads`` heads: 2^(−8/H·h), h = 1 … H, for H a power of two
-    (Press et al.; Bloom); otherwise transformers' ``build_alibi_tensor`` rule (the
-    slopes of the largest power of two below H, then every other slope of twice it)."""
-    closest = 2 ** math.floor(math.log2(heads))
-    base = 2.0 ** (-(2.0 ** -(math.log2(closest) - 3)))
-    slopes = [base**p for p in range(1, closest + 1)]
-    if closest != heads:
-        extra = 2.0 ** (-(2.0 ** -(math.log2(2 * closest) - 3)))
-        remaining = min(closest, heads - closest)
-        slopes += [extra**p for p in range(1, 1 + 2 * remaining, 2)]
-    return slopes
 
 
 class RMSNorm(nn.Module):
