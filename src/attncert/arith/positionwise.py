@@ -14,7 +14,7 @@ row by row, on flint matrices whose rows are activation vectors:
 The version-3 kinds (:mod:`attncert.model.spec`): RMSNorm, SiLU and gated MLPs, GPT-NeoX's
 parallel residual (:func:`finish_layer`), rotary queries and keys (:func:`rotate_rows`:
 cos and sin of t·base^(−2k/dim) in arb, never taken from floats) and ALiBi's exact
-term −m·(i − j) (:func:`alibi_term`).
+term −m·(i − j) as two more query and key coordinates (:func:`position_rows`).
 
 Matrix products run in C (``fmpq_mat`` / ``arb_mat``); the element-wise maps loop in
 Python. Both the search (:mod:`attncert.hard.collapse`) and the kernel use these maps:
@@ -277,14 +277,6 @@ def position_rows(
         k_out.extend([*ke[r * dk : (r + 1) * dk], field.num(t), field.num(1)])
     n = len(positions)
     return field.matrix(n, dq + 2, q_out), field.matrix(n, dk + 2, k_out)
-
-
-def alibi_term(field: Field, slope: float | None, i: int, j: int) -> Number:
-    """ALiBi's exact score term −m·(i − j) for query position i and key position j
-    (0 without ALiBi)."""
-    if slope is None:
-        return field.zero()
-    return field.num(slope) * field.num(j - i)
 
 
 def projections(maps: ModelMaps, li: int, hi: int, u: Matrix) -> tuple[Matrix, Matrix, Matrix]:

@@ -21,9 +21,10 @@ and for a softmax head whose scores see positions (RoPE, ALiBi) also the query's
 position and the visible keys' positions, on which its weights then depend).
 
 Positional scores (model-file version 3): a rotary head's queries and keys are rotated
-by their token positions with cos and sin enclosed in arb
-(:func:`attncert.arith.positionwise.rotate_rows`); an ALiBi head adds the exact
-−m·(i − j). Two structurally identical keys at different positions do not tie under
+by their token positions with cos and sin enclosed in arb, and an ALiBi head's get two
+more coordinates, q′ = [q, m, −m·i], k′ = [k, j, 1], so that q′·k′ adds the exact
+−m·(i − j) (:func:`attncert.arith.positionwise.position_rows`, as for the row graph):
+every score is a dot product, bounded by the same float filter. Two structurally identical keys at different positions do not tie under
 such a head (their scores differ by the position), so no tie is assumed for them: the
 comparison must separate.
 
@@ -41,14 +42,13 @@ from flint import arb, fmpq
 from attncert.arith.field import Field, Interner, Matrix, Number, escalate, rows_of, to_floats
 from attncert.arith.filter import Enclosed, row_bounds
 from attncert.arith.positionwise import (
-    alibi_term,
     attention_inputs,
     final_rows,
     finish_layer,
     model_maps,
     projections,
-    rotate_rows,
 )
+from attncert.arith.positionwise import position_rows as positional_qk
 from attncert.errors import InputError
 from attncert.model.positional import feature_matrix_exact
 from attncert.model.spec import AttentionKind, Head, Model
@@ -177,9 +177,8 @@ def _forward(model: Model, tokens: list[int], field: Field) -> RigorousTrace:
         attended_keys: list[list[tuple[int, ...]]] = [[] for _ in range(n_tok)]
         for hi, head in enumerate(layer.heads):
             q, k, ov = projections(maps, li, hi, u)
-            positions = list(range(n_tok))
-            q = rotate_rows(field, head.rotary, q, positions)
-            k = rotate_rows(field, head.rotary, k, positions)
+            if head.positional:  # RoPE / ALiBi: every score a dot product of q′, k′
+                q, k = positional_qk(field, head, q, k, list(range(n_tok)))
             visible = head.mask.matrix(n_tok)
             bo = rows_of(maps.layers[li].heads[hi].bo)[0]
             if head.kind is AttentionKind.SOFTMAX:
@@ -245,13 +244,6 @@ def _hard_choices(
         q_block = qf.take(rows)
         s = q_block.mid @ kf.mid.T
         e = row_bounds(q_block, kf)  # one bound per query row, valid against every key
-        if head.alibi is not None:
-            # −m·(i − j) in float64: |i − j| < 2^53 is exact, the product and the sum
-            # are each rounded once (≤ u|·|), so 2u(|bias| + |s + bias|) bounds both
-            bias = -head.alibi * (rows[:, None] - np.arange(n_tok)[None, :]).astype(float)
-            s = s + bias
-            finite = np.where(visible[rows], np.abs(bias) + np.abs(s), 0.0)
-            e = e + 2.0**-51 * finite.max(axis=1)
         s = np.where(visible[rows], s, -np.inf)
         top = s.max(axis=1)
         for t, i in enumerate(rows.tolist()):
@@ -273,7 +265,7 @@ def _dot(a: list[Number], b: list[Number], zero: Number) -> Number:
 def _exact_argmax(field, head, qrow, k_rows, keys, near, li, hi, i) -> tuple[int, ...]:
     zero = field.zero()
     kind = head.kind
-    scores = {j: _dot(qrow, k_rows[j], zero) + alibi_term(field, head.alibi, i, j) for j in near}
+    scores = {j: _dot(qrow, k_rows[j], zero) for j in near}
     what = f"a score comparison of layers[{li}].heads[{hi}] at query position {i}"
     best = [near[0]]
     for j in near[1:]:
@@ -314,10 +306,7 @@ def _softmax_head(field, head, q, k, ov, visible, n_tok) -> Matrix:
     weights: list[Number] = []
     for i in range(n_tok):
         row = [
-            (beta * (scores[i * n_tok + j] + alibi_term(field, head.alibi, i, j))).exp()
-            if visible[i, j]
-            else arb(0)
-            for j in range(n_tok)
+            (beta * scores[i * n_tok + j]).exp() if visible[i, j] else arb(0) for j in range(n_tok)
         ]
         total = sum(row, arb(0))
         weights.extend([w / total for w in row] if visible[i].any() else row)
