@@ -72,6 +72,17 @@ _RULES = (
 )
 
 
+def alibi_outside(li: int, hi: int, slope: float) -> str:
+    """Why an ALiBi head puts a model outside Lemma 5, in one sentence (the search's
+    reports quote it too)."""
+    return (
+        f"layers[{li}].heads[{hi}] adds ALiBi's −m·(i − j) with m = {slope!r} to its scores, "
+        "unbounded in n: attention can stay concentrated on the nearest positions at every "
+        "length, so a position near the query keeps a Θ(1) influence — Lemma 5's "
+        "bounded-logit hypothesis fails (the lemma does not apply, not only its proof)"
+    )
+
+
 def hypotheses(model: Model) -> tuple[str, ...]:
     """The hypotheses of Lemma 5 that ``model`` violates, each in one sentence naming the
     field (empty: the length-uniform bound applies)."""
@@ -84,11 +95,7 @@ def hypotheses(model: Model) -> tuple[str, ...]:
                 hard.append(where)
                 continue
             if h.alibi is not None and h.alibi != 0:
-                out.append(
-                    f"{where} adds ALiBi's −m·(i − j) (m = {h.alibi!r}) to its scores, "
-                    "unbounded in n: attention can stay concentrated on the nearest positions "
-                    "at every length, so Lemma 5's bounded-logit hypothesis fails"
-                )
+                out.append(alibi_outside(li, hi, h.alibi))
             if h.mask.value != "none":
                 masked.setdefault(h.mask.value, []).append(where)
             t = h.temperature

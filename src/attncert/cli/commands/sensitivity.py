@@ -207,7 +207,8 @@ def run(args: argparse.Namespace) -> int:
     _check_certify_args(args, ns)
     model = load_model_arg(args.model)
     check_sizes(model, ns)
-    if (args.certify or args.uniform) and _outside_unbounded(args, model) is None:
+    outside = _outside_unbounded(args, model)
+    if (args.certify or args.uniform) and outside is None:
         # refused before any work: the certified propagations do not know these kinds
         # (the per-n one knows RMSNorm, gated MLPs, SiLU, RoPE and parallel residual; the
         # length-uniform one none of the version-3 kinds)
@@ -227,7 +228,6 @@ def run(args: argparse.Namespace) -> int:
         norm=args.norm,
         progress=not args.json,
     )
-    outside = _outside_unbounded(args, model)
     if outside is not None:
         return _report_outside(args, report, outside)
     rows = _certified(args, model, report) if args.certify else None
@@ -294,7 +294,7 @@ def _outside_unbounded(args, model) -> list[str] | None:
     """With --certify/--uniform: the heads whose scores carry a term unbounded in n
     (ALiBi's −m·(i − j)), each in one sentence — Lemma 5 does not apply to such a model,
     whatever its weights; None when there is none (or neither option is given)."""
-    from attncert.soft.certified.certify import alibi_outside
+    from attncert.kernel.uniform_classes import alibi_outside
 
     if not (args.certify or args.uniform):
         return None

@@ -35,6 +35,7 @@ import numpy as np
 
 from attncert.errors import InputError
 from attncert.kernel import soft as K
+from attncert.kernel.uniform_classes import alibi_outside
 from attncert.languages import language as make_language
 from attncert.model.spec import Model
 from attncert.soft.certified import floor as FL
@@ -97,16 +98,6 @@ class SoftOutcome:
     def outside(self) -> tuple[str, ...]:
         """Hypotheses of Lemma 5 that fail for this model (in words)."""
         return lemma5_failures(self.certificate_model)
-
-
-def alibi_outside(li: int, hi: int, slope: float) -> str:
-    """Why an ALiBi head is outside Lemma 5 (``../shared/guide/positional-schemes.md``)."""
-    return (
-        f"layers[{li}].heads[{hi}] adds ALiBi's −m·(i − j) with m = {slope!r} to its scores, "
-        "unbounded in n: attention can stay concentrated on the nearest positions at every "
-        "length, so a position near the query keeps a Θ(1) influence — Lemma 5's "
-        "bounded-logit hypothesis fails (the lemma does not apply, not only its proof)"
-    )
 
 
 def lemma5_failures(model: Model | None) -> tuple[str, ...]:
