@@ -494,11 +494,6 @@ class Readout:
 READOUT_POSITIONS = ("last", "first", "mean")
 
 
-# the version-3 kinds that act on one position at a time: every evaluator built on
-# attncert.arith.enclose / attncert.arith.positionwise computes them
-POSITIONWISE_KINDS = ("RMSNorm", "gated MLP", "silu activation", "parallel residual")
-
-
 def _enum(cls: type[Enum], value: Any, where: str) -> Any:
     try:
         return cls(value)
