@@ -25,7 +25,7 @@ import time
 
 from attncert.compile import compile_formula
 from attncert.compile.first_last import first_last_model
-from attncert.kernel.all_lengths import check as kernel_check
+from attncert.kernel.all_lengths.checker import check as kernel_check
 from attncert.model.spec import Temperature
 from attncert.proofcheck.catalog import _ALL_LENGTHS
 from attncert.prove import prove_agreement

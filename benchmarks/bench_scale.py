@@ -159,7 +159,7 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     forward(model, [s], keep_attention=False)
     rec["forward_lean"] = round(time.perf_counter() - t, 3)
     if spec.get("decide_one"):  # the kernel's rigorous decision of the same string (issue 25)
-        from attncert.kernel.forward import decide
+        from attncert.kernel.hard.decide import decide
 
         t = time.perf_counter()
         decide(model, s)

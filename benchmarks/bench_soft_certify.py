@@ -9,7 +9,7 @@ width 32, d = 64, ReLU FFN of width 64, positional features 1, i/n, (i/n)², (�
 clock (wall and process CPU time, which a shared machine inflates less) covers (1) the
 certified B(n) — one propagation over all strings per readout symbol
 (attncert.soft.certified), (2) writing the certificate, and (3) the independent checker
-(attncert.kernel.soft) re-deriving it from the model and the file. Target: (1) + (3)
+(attncert.kernel.soft.checker) re-deriving it from the model and the file. Target: (1) + (3)
 ≤ 60 s on 2 cores. Prints a table; ``--json`` also writes the numbers.
 """
 
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from attncert.kernel import soft as K
+from attncert.kernel.soft import checker as K
 from attncert.model import random_model
 from attncert.soft.certified.certificate import SoftCertificate, load_certificate
 from attncert.soft.certified.certify import sensitivity_claims

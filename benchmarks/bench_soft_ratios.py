@@ -6,7 +6,7 @@
     python benchmarks/bench_soft_ratios.py --json out.json
 
 For each softmax model of the zoo (``attncert zoo list``) and each n: the certified B(n)
-(checked by attncert.kernel.soft), what decided it (propagation or range cap), the
+(checked by attncert.kernel.soft.checker), what decided it (propagation or range cap), the
 measured maximum |Δlogit| of the adversarial search (a real pair: a lower bound of the
 true maximum), their ratio, Lemma 5's number and the diagnosis (which step loses the
 factor). With ``--restrict N``: the certified restriction with most free positions found
@@ -23,7 +23,7 @@ import platform
 import time
 from pathlib import Path
 
-from attncert.kernel import soft as K
+from attncert.kernel.soft import checker as K
 from attncert.model import zoo_model, zoo_names
 from attncert.soft.certified.certificate import SoftCertificate
 from attncert.soft.certified.certify import certify_soft, sensitivity_claims

@@ -2,9 +2,9 @@
 
     python benchmarks/bench_theorem26_all_lengths.py --json docs/bench_theorem26.json
 
-For k = 2, 3, 4: *derive* = H1–H3 from the weights (:mod:`attncert.kernel.tieless_program`),
+For k = 2, 3, 4: *derive* = H1–H3 from the weights (:mod:`attncert.kernel.tieless.program`),
 *certificate* = the error majorants and N₀ (:func:`all_lengths_certificate`, untrusted, which
-calls the kernel once), *kernel* = :func:`attncert.kernel.tieless_all_lengths.check` again
+calls the kernel once), *kernel* = :func:`attncert.kernel.tieless.checker.check` again
 (what ``attncert check`` runs), *exhaustive* = the per-length part below N₀ and the language
 check on every input of length ≤ 4 (:func:`short_inputs`: one exact pass). The
 yardstick in the same run is the previous method: the per-length arb certification of
@@ -22,8 +22,8 @@ import time
 from attncert.compile.dyck import certify_lengths, dyck_program_model, dyck_soft_model
 from attncert.compile.tieless_all_lengths import all_lengths_certificate
 from attncert.io import write_json
-from attncert.kernel.tieless_all_lengths import check
-from attncert.kernel.tieless_program import derive
+from attncert.kernel.tieless.checker import check
+from attncert.kernel.tieless.program import derive
 from attncert.languages import language
 from attncert.proofcheck.kinds.tieless_simulation import short_inputs
 

@@ -39,7 +39,7 @@ def cell(name: str, n: int, lang: str, soft_pair: bool, time_limit: float) -> di
     from attncert.hard.pipeline import certify
     from attncert.hard.soft_pair import confirm_on_soft
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
     from attncert.model import harden, zoo_model
     from attncert.model.forward import forward
 

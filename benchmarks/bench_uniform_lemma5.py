@@ -5,10 +5,10 @@
     python benchmarks/bench_uniform_lemma5.py --no-per-n --json out.json
 
 For each model: the length-uniform certificate (attncert.soft.certified.uniform, checked
-by attncert.kernel.soft_uniform) — K with B(n) ≤ K/n for every n ≥ N₀, the logit's range Z
+by attncert.kernel.uniform.checker) — K with B(n) ≤ K/n for every n ≥ N₀, the logit's range Z
 over every length, the n from which K/n < Z, Hahn's published constant for the same
 weights, and the seconds for certificate + check; then per n: K/n, min(K/n, Z), the per-n
-certified B(n) (attncert.soft.certified, checked by attncert.kernel.soft) with what decided
+certified B(n) (attncert.soft.certified, checked by attncert.kernel.soft.checker) with what decided
 it, the measured maximum of the adversarial search (a real pair), and the PARITY floors of
 both. The per-n B(n) is the baseline of the same run: "K/n ÷ B(n)" says how much the
 statement for every n costs at that n. Models outside Lemma 5's hypothesis are listed with
@@ -26,8 +26,8 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from attncert.kernel import soft as KS
-from attncert.kernel.dyadic import approx
+from attncert.kernel.soft import checker as KS
+from attncert.kernel.uniform.dyadic import approx
 from attncert.model import zoo_model
 from attncert.soft.certified.certificate import SoftCertificate
 from attncert.soft.certified.certify import sensitivity_claims

@@ -1,6 +1,6 @@
 """All-length agreement proofs (issue 23): the closed-form checker, the kernel, tampering.
 
-The kernel (:mod:`attncert.kernel.all_lengths`) must accept the finder's certificates,
+The kernel (:mod:`attncert.kernel.all_lengths.checker`) must accept the finder's certificates,
 reject every edited inequality, exponent, coefficient or N0 naming what changed, and refuse
 a lowered temperature with the length where the bound breaks; the closed-form bounds must
 dominate the true soft-attention errors measured by the float evaluator at small n.
@@ -19,9 +19,8 @@ from flint import fmpq, fmpq_poly
 
 from attncert.certificates.all_lengths import certificate_from_dict
 from attncert.compile import compile_formula
-from attncert.kernel import all_lengths as K
-from attncert.kernel.all_lengths_view import PREDICATE_COLUMNS
-from attncert.kernel.closed_form import (
+from attncert.kernel.all_lengths import checker as K
+from attncert.kernel.all_lengths.closed_form import (
     Atom,
     Inequality,
     LogLin,
@@ -32,6 +31,7 @@ from attncert.kernel.closed_form import (
     roots_above,
     tail_conditions,
 )
+from attncert.kernel.all_lengths.view import PREDICATE_COLUMNS
 from attncert.logic.numpred import PREDICATES
 from attncert.model.forward import forward
 from attncert.model.positional import PosFeature

@@ -25,7 +25,7 @@ from attncert.cli.main import main
 from attncert.compile import compile_formula
 from attncert.compile.agreement import disagreements
 from attncert.compile.first_last import first_last_model
-from attncert.kernel import all_lengths as K
+from attncert.kernel.all_lengths import checker as K
 from attncert.logic import parse
 from attncert.logic import syntax as s
 from attncert.logic.interpreter import evaluate_batch

@@ -20,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from attncert.kernel.trace import forward_rigorous  # noqa: E402
+from attncert.kernel.core.trace import forward_rigorous  # noqa: E402
 from attncert.languages import language  # noqa: E402
 from attncert.model.forward import forward  # noqa: E402
 from attncert.model.importers import model_from_hf  # noqa: E402
@@ -191,7 +191,7 @@ def test_the_verify_kernel_rejects_an_edited_rotary_base_slope_or_rmsnorm_eps(ed
     parameter edited: rejected, the hash named; with the hash forced, the kernel
     re-derives every leaf from the edited model — what it accepts is then the edited
     model's exact accuracy (brute force), never the old model's claim."""
-    from attncert.kernel.verify import check
+    from attncert.kernel.verify.checker import check
     from attncert.model.decoders import random_decoder
 
     pos, fn = edit

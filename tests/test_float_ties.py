@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncert.kernel.trace import forward_rigorous
+from attncert.kernel.core.trace import forward_rigorous
 from attncert.model import forward, harden, random_model
 from attncert.model.forward import _equal_columns, _groups, _Rows
 

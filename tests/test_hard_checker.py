@@ -228,8 +228,8 @@ def test_cli_certify_bundled_default_runs_without_files():
 
 TRUSTED = [
     "hard/checker.py",
-    "kernel/hard.py",
-    "kernel/forward.py",
+    "kernel/hard/checker.py",
+    "kernel/hard/decide.py",
     "arith/field.py",
     "arith/filter.py",
     "arith/positionwise.py",

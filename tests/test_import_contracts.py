@@ -52,14 +52,36 @@ def test_the_contracts_hold_on_the_code():
 @pytest.mark.parametrize(
     ("importer", "imported", "contract"),
     [
-        ("attncert.kernel.hard", "attncert.hard.pipeline", "trusted kernel"),
-        ("attncert.kernel.forward", "pysat", "trusted kernel"),
+        ("attncert.kernel.hard.checker", "attncert.hard.pipeline", "trusted kernel"),
+        ("attncert.kernel.hard.decide", "pysat", "trusted kernel"),
         ("attncert.arith.field", "z3", "trusted kernel"),
-        ("attncert.model.spec", "attncert.kernel.forward", "Layers"),
+        ("attncert.model.spec", "attncert.kernel.hard.decide", "Layers"),
         ("attncert.logic.syntax", "attncert.compile.compiler", "Layers"),
-        ("attncert.kernel.hard", "attncert.cli.main", "trusted kernel"),
+        ("attncert.kernel.hard.checker", "attncert.cli.main", "trusted kernel"),
+        # issue 34: the checkers are independent, and the shared core imports none of them
+        ("attncert.kernel.hard.layers", "attncert.kernel.soft.propagate", "checkers"),
+        ("attncert.kernel.soft.propagate", "attncert.kernel.uniform.classes", "checkers"),
+        ("attncert.kernel.all_lengths.view", "attncert.kernel.tieless.program", "checkers"),
+        ("attncert.kernel.verify.checker", "attncert.kernel.hard.decide", "checkers"),
+        ("attncert.kernel.uniform.checker", "attncert.kernel.soft.checker", "checkers"),
+        ("attncert.kernel.core.trace", "attncert.kernel.hard.decide", "shared core"),
+        ("attncert.kernel.core.bounds", "attncert.kernel.soft.heads", "shared core"),
     ],
 )
 def test_a_planted_violation_is_caught(importer, imported, contract):
     broken = _broken(_report([(importer, imported)]))
     assert any(contract in name for name in broken), broken
+
+
+def test_every_checker_is_a_package_in_the_contracts():
+    """One package per checker under kernel/, and each of them is named in the
+    independence contract (a new checker package cannot slip past it)."""
+    import tomllib
+
+    kernel = Path(__file__).resolve().parents[1] / "src" / "attncert" / "kernel"
+    packages = {p.parent.name for p in kernel.glob("*/__init__.py")}
+    assert packages == {"core", "hard", "soft", "uniform", "verify", "all_lengths", "tieless"}
+    assert [p.name for p in kernel.glob("*.py")] == ["__init__.py"], "kernel/ holds packages only"
+    contracts = tomllib.loads(Path(PYPROJECT).read_text())["tool"]["importlinter"]["contracts"]
+    (independent,) = [c for c in contracts if c["id"] == "checkers"]
+    assert {m.rsplit(".", 1)[1] for m in independent["modules"]} == packages - {"core"}

@@ -1,4 +1,4 @@
-"""The affine forms of the soft kernel (attncert.kernel.affine) against brute force: for
+"""The affine forms of the soft kernel (attncert.kernel.soft.affine.forms) against brute force: for
 every choice of the free positions, corners of the private error symbols and signs of the
 remainders, the exact image (mpmath, 200 bits) of the value a form stands for lies in the
 form the kernel computes — at the same choices and private symbols, the new symbols and
@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from attncert.kernel import affine as A
+from attncert.kernel.soft.affine import forms as A
 from attncert.model.spec import LayerNorm
 
 PREC = 200
@@ -155,7 +155,7 @@ def test_mixing_key_rows_is_the_sum_over_every_completion(a, seed):
     there (the base row at a fixed position; at a free one the row of its chosen symbol),
     against that sum computed for every choice of the free positions (no private symbols
     here; each row's form does not depend on its own position's choice)."""
-    from attncert.kernel.affine_rows import mix
+    from attncert.kernel.soft.affine.rows import mix
 
     rng = np.random.default_rng(seed)
     n, k, free = 4, 2, [1, 3]  # positions 1 and 3 free, m = 2
@@ -196,7 +196,7 @@ def test_a_base_string_that_is_not_a_completion_is_refused_with_its_position():
     """The soft certificate's restriction.base must complete ρ: the refusal (the reason
     the checker gives for that tampered field) names the position and both symbols."""
     from attncert.errors import InputError
-    from attncert.kernel.affine_rows import make_rows
+    from attncert.kernel.soft.affine.rows import make_rows
     from attncert.model.zoo import zoo_model
 
     model = zoo_model("soft_parity_lm")
@@ -217,7 +217,7 @@ def test_a_ratio_form_contains_every_quotient(seed):
     denominator that moves by up to ~half its centre) contains N/D for every choice of the
     free positions and every corner of N's and D's remainders (200-bit quotients), with a
     valid but loose hull so that the form, not the hull, is used."""
-    from attncert.kernel.affine_rows import ratio
+    from attncert.kernel.soft.affine.rows import ratio
 
     rng = np.random.default_rng(seed)
     k, m, a = 2, 2, 1

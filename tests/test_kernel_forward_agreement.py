@@ -1,5 +1,5 @@
-"""The kernel's lean rigorous decision (attncert.kernel.forward.decide) against the full
-rigorous pass (attncert.kernel.trace, exact rationals here) and the exact rational evaluator
+"""The kernel's lean rigorous decision (attncert.kernel.hard.decide.decide) against the full
+rigorous pass (attncert.kernel.core.trace, exact rationals here) and the exact rational evaluator
 (attncert.model.exact, which has no mean pooling), on every string of length 4, where it matters
 most: readout logits within one rounding of 0 (the readout bias set to minus the float
 nearest a string's logit), so that the float enclosure straddles 0 and the field decides;
@@ -19,9 +19,9 @@ from flint import ctx
 
 from attncert.arith.field import Field
 from attncert.errors import InputError
-from attncert.kernel import trace
-from attncert.kernel.forward import decide, decide_tokens
-from attncert.kernel.trace import forward_rigorous
+from attncert.kernel.core import trace
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.hard.decide import decide, decide_tokens
 from attncert.model import harden, random_model
 from attncert.model.exact import forward_exact
 
@@ -129,7 +129,7 @@ def test_softmax_models_and_empty_inputs_are_refused_by_the_lean_decision():
     with pytest.raises(InputError) as err:
         decide(soft, "01")
     assert err.value.message == "the lean decision needs hard attention"
-    assert err.value.expected == "no softmax heads, or attncert.kernel.trace.forward_rigorous"
+    assert err.value.expected == "no softmax heads, or attncert.kernel.core.trace.forward_rigorous"
     with pytest.raises(InputError, match=r"no tokens \(empty input and no BOS/EOS\)"):
         decide_tokens(MODELS["leftmost"](), [])
 

@@ -1,4 +1,4 @@
-"""The trusted hard-attention checker (attncert.kernel.hard) rejects every false claim of a
+"""The trusted hard-attention checker (attncert.kernel.hard.checker) rejects every false claim of a
 certificate with the claim, the place and the reason — the misclassified-strings claim
 field by field, a mean readout's output claim against brute force over every completion —
 and refuses an undecided comparison instead of guessing (issue 25's mutation analysis)."""
@@ -16,11 +16,11 @@ import pytest
 from attncert.arith.field import Undecided
 from attncert.certificates.hard import FixedDependence, Witness
 from attncert.hard.pipeline import certify
-from attncert.kernel import hard
-from attncert.kernel.failure import Failure
-from attncert.kernel.forward import decide
-from attncert.kernel.hard import CheckReport, check
-from attncert.kernel.trace import forward_rigorous
+from attncert.kernel.core.failure import Failure
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.hard import checker as hard
+from attncert.kernel.hard.checker import CheckReport, check
+from attncert.kernel.hard.decide import decide
 from attncert.model import harden, random_model, zoo_model
 from attncert.restriction import Restriction
 

@@ -1,4 +1,4 @@
-"""Claim 3 of the hard-attention checker (attncert.kernel.layers, via kernel.hard.check)
+"""Claim 3 of the hard-attention checker (attncert.kernel.hard.layers, via kernel.hard.check)
 against a brute-force oracle: a claimed dependency set S of activation y⁽ˡ⁾ᵢ under ρ_ℓ is
 true iff any two completions of ρ_ℓ that agree on S give y⁽ˡ⁾ᵢ the same exact value
 (attncert.model.exact, every completion enumerated). Every certificate the kernel accepts
@@ -17,8 +17,9 @@ import pytest
 from attncert.arith.field import Field
 from attncert.certificates.hard import Certificate
 from attncert.hard.pipeline import certify
-from attncert.kernel import hard, layers
-from attncert.kernel.hard import check
+from attncert.kernel.hard import checker as hard
+from attncert.kernel.hard import layers
+from attncert.kernel.hard.checker import check
 from attncert.model import random_model
 from attncert.model.exact import forward_exact
 from attncert.model.spec import Embedding, Head, Layer, Model, Readout
@@ -58,7 +59,7 @@ def _holds(outputs: dict[str, list], i: int, deps: tuple[int, ...]) -> bool:
 @pytest.mark.parametrize("name", list(MODELS))
 def test_accepted_dependency_claims_are_true_by_brute_force(name, path, monkeypatch):
     """``slow``: the float facts never settle a head, so every attention choice goes
-    through the key-by-key comparison (kernel.layers._attend)."""
+    through the key-by-key comparison (kernel.hard.layers._attend)."""
     if path == "slow":
         monkeypatch.setattr(layers, "_attend_fast", lambda *args, **kwargs: None)
     model = MODELS[name]()
@@ -179,7 +180,7 @@ def test_claims_under_exact_non_structural_ties_against_brute_force(name, path, 
 @pytest.mark.parametrize("path", ["fast", "slow"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_the_checkers_decision_tables_equal_the_exact_forward_pass(name, path, monkeypatch):
-    """The decisions the checker derives from its own tables (kernel.hard._check_claims),
+    """The decisions the checker derives from its own tables (kernel.hard.checker._check_claims),
     for every completion of ρ_L, against the exact evaluator run on that completion."""
     if path == "slow":
         monkeypatch.setattr(layers, "_attend_fast", lambda *args, **kwargs: None)
@@ -198,7 +199,7 @@ def test_restricting_a_table_is_looking_up_the_completed_assignment(fix):
     """A table over inputs {2, 5, 9} restricted by a ρ that fixes some of them: for every
     assignment of the inputs left free, the value is the original table's at that
     assignment completed by ρ — also when only part of the inputs is fixed."""
-    from attncert.kernel.layers import _assignments, _restrict, _row_of, _Table
+    from attncert.kernel.hard.layers import _assignments, _restrict, _row_of, _Table
 
     deps = (2, 5, 9)
     table = _Table(deps, tuple(range(100, 100 + 3**3)))  # every assignment its own value
@@ -244,7 +245,7 @@ def test_a_visible_fixed_key_beats_a_determined_free_key_despite_masked_fixed_ke
     position 1 (score 1 when x₂ = 0) and the free key x₂ (score 0), but not the fixed
     position 3 (causal mask). The fast path must keep the visible fixed key among the
     candidates although a masked fixed key shares its row of the constant pre-screen
-    (kernel.layers._Slots): the decision table equals the exact forward pass on every
+    (kernel.hard.layers._Slots): the decision table equals the exact forward pass on every
     completion, and a certificate claiming the decision constant is refused."""
     if path == "slow":
         monkeypatch.setattr(layers, "_attend_fast", lambda *args, **kwargs: None)

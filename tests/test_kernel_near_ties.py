@@ -20,8 +20,8 @@ import pytest
 from attncert.arith.field import Undecided
 from attncert.hard.bruteforce import confirm_by_enumeration
 from attncert.hard.pipeline import CertificationFailed, certify
-from attncert.kernel.hard import check
-from attncert.kernel.trace import forward_rigorous
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.hard.checker import check
 from attncert.model import Embedding, Head, Layer, LayerNorm, Model, Readout, forward
 
 DELTA = 2.0**-52

@@ -10,7 +10,7 @@ import pytest
 
 from attncert.cli.main import main
 from attncert.hard.pipeline import certify
-from attncert.kernel.s1 import s1_statements
+from attncert.kernel.hard.s1 import s1_statements
 from attncert.model import random_model
 from attncert.restriction import Restriction
 

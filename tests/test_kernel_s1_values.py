@@ -1,4 +1,4 @@
-"""Every number of the kernel's S1 statements (attncert.kernel.s1) re-derived here from the
+"""Every number of the kernel's S1 statements (attncert.kernel.hard.s1) re-derived here from the
 certificate alone, with Python fractions and mpmath — an independent evaluator of Hahn's
 S1 bounds on the instance (issue 25's mutation analysis: the older tests checked which
 statements appear, not their values)."""
@@ -13,7 +13,7 @@ import mpmath
 import pytest
 
 from attncert.hard.pipeline import certify
-from attncert.kernel.s1 import S1Statement, s1_statements
+from attncert.kernel.hard.s1 import S1Statement, s1_statements
 from attncert.model import random_model
 from attncert.restriction import Restriction
 
@@ -122,7 +122,7 @@ def test_every_stage_number_is_the_formula_on_the_certificate(instance):
 
 
 def test_every_statement_is_a_named_s1_result_with_its_text(instance):
-    from attncert.kernel import s1
+    from attncert.kernel.hard import s1
 
     _, _, st = instance
     implemented = {name.removeprefix("Hahn ") for name in s1.__implements__}
@@ -226,7 +226,7 @@ def test_lemma_4_holds_exactly_up_to_its_bound(certified, size):
     """A claimed dependency set may be larger than needed (a superset of a true dependency
     set is still true, and the checker accepts it): Lemma 4's statement compares the
     largest claimed set with c(|Σ|^c kH + 1) by ≤ — it holds at the bound, fails above."""
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
 
     model, cert = certified
     free = cert.restrictions[2].free_positions

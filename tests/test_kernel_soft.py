@@ -1,4 +1,4 @@
-"""The independent checker of soft certificates (attncert.kernel.soft): it accepts what
+"""The independent checker of soft certificates (attncert.kernel.soft.checker): it accepts what
 the certifier produced, rejects every edited field with a reason, evaluates pairs in arb
 like the float evaluator, and imports nothing of the code that produced the claims."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncert.kernel import soft as K
+from attncert.kernel.soft import checker as K
 from attncert.model import random_model, zoo_model
 from attncert.soft.certified.certificate import load_certificate
 from attncert.soft.certified.certify import certify_soft
@@ -204,15 +204,15 @@ def test_an_undecidable_sign_is_refused():
 
 KERNEL = [
     "kernel/__init__.py",
-    "kernel/soft.py",
-    "kernel/soft_propagate.py",
-    "kernel/soft_heads.py",
-    "kernel/soft_readout.py",
-    "kernel/soft_bounds.py",
-    "kernel/soft_affine.py",
-    "kernel/affine.py",
-    "kernel/affine_rows.py",
-    "kernel/affine_heads.py",
+    "kernel/soft/checker.py",
+    "kernel/soft/propagate.py",
+    "kernel/soft/heads.py",
+    "kernel/soft/readout.py",
+    "kernel/core/bounds.py",
+    "kernel/soft/affine/bound.py",
+    "kernel/soft/affine/forms.py",
+    "kernel/soft/affine/rows.py",
+    "kernel/soft/affine/heads.py",
 ]
 ALLOWED = (
     "__future__",
@@ -247,7 +247,7 @@ def test_the_kernel_imports_only_the_trusted_base(rel):
 
 def test_importing_the_kernel_loads_no_search_or_solver():
     code = (
-        "import sys, attncert.kernel.soft as k; k.check;"
+        "import sys, attncert.kernel.soft.checker as k; k.check;"
         "bad=[m for m in sys.modules if m.startswith(('attncert.soft', 'pysat', 'z3', "
         "'attncert.hard', 'attncert.prove'))];"
         "print(bad); sys.exit(1 if bad else 0)"

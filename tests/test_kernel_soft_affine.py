@@ -1,4 +1,4 @@
-"""Affine-form restriction bounds (attncert.kernel.affine, attncert.kernel.soft_affine):
+"""Affine-form restriction bounds (attncert.kernel.soft.affine.forms, attncert.kernel.soft.affine.bound):
 the certified range contains the logit of every completion — brute force over all
 completions on trained, random and version-2 models (LayerNorm pre/post, GELU, tanh-GELU,
 ReLU, causal masks, BOS/EOS, first/last/mean readouts, |Σ| = 3, one to three layers),
@@ -17,10 +17,10 @@ import pytest
 from flint import ctx
 
 from attncert.arith.field import field_for
-from attncert.kernel import affine as A
-from attncert.kernel import soft as K
-from attncert.kernel import trace
-from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
+from attncert.kernel.core import trace
+from attncert.kernel.soft import checker as K
+from attncert.kernel.soft.affine import forms as A
+from attncert.kernel.soft.affine.bound import Unsupported, applicable, restriction_range
 from attncert.model import forward, random_model, zoo_model
 from attncert.model.spec import Mask
 from attncert.soft.certified.certify import certify_soft

@@ -1,4 +1,4 @@
-"""The affine-form logit range (attncert.kernel.soft_affine) of a mean readout against
+"""The affine-form logit range (attncert.kernel.soft.affine.bound) of a mean readout against
 brute force over every completion — sound, and within 4× of the real spread on a trained
 model where the linearization holds — and the method's refusals with their exact reasons
 (issue 25's mutation analysis: the other affine tests read one position)."""
@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 
-from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
+from attncert.kernel.soft.affine.bound import Unsupported, applicable, restriction_range
 from attncert.model import random_model
 from attncert.model.forward import forward
 from attncert.model.zoo import zoo_model

@@ -1,4 +1,4 @@
-"""The soft-certificate checker (attncert.kernel.soft) names the failed claim, the field and
+"""The soft-certificate checker (attncert.kernel.soft.checker) names the failed claim, the field and
 the reason exactly — every edit of tests/test_kernel_soft.py again, checked strictly — and
 its language memberships agree with brute-force definitions on every short string; the
 2-Dyck floor's parameter range and a readout functional are checked (issue 25's mutation
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from attncert.errors import SpecError
-from attncert.kernel import soft as K
+from attncert.kernel.soft import checker as K
 from attncert.model.zoo import zoo_model
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -249,7 +249,7 @@ def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm(l
     is rejected as not sound."""
     from test_model_v2 import v2_model
 
-    from attncert.kernel.soft_propagate import readout_index, split_by_symbol
+    from attncert.kernel.soft.propagate import readout_index, split_by_symbol
 
     model = v2_model(5, readout="last", activation="relu")
     assert not split_by_symbol(model, readout_index(model, 12))

@@ -27,7 +27,7 @@ from attncert.compile.dyck import analytic_report, program_facts
 from attncert.compile.tieless import error_bound
 from attncert.compile.tieless_all_lengths import _attempt, all_lengths_certificate, decimal_up
 from attncert.errors import InputError, ParameterError
-from attncert.kernel import tieless_all_lengths as K
+from attncert.kernel.tieless import checker as K
 from attncert.model import forward, load_model, model_from_dict, model_to_dict, save_model
 from attncert.model.exact import forward_exact
 from attncert.model.zoo import zoo_model
@@ -160,7 +160,7 @@ def test_the_float_softmax_logit_is_within_the_certified_bound(cert, hard, soft)
 def test_hypotheses_derived_from_the_weights_give_the_committed_kind_of_certificate(
     derived_cert, soft
 ) -> None:
-    """(3) With H1–H3 derived from the weights (attncert.kernel.tieless_program) instead of
+    """(3) With H1–H3 derived from the weights (attncert.kernel.tieless.program) instead of
     stated, the activation bound is the derived N³ + 2N² + 2N + 2 ≤ (53/27)·N³ from N₀ = 3."""
     r = K.check(derived_cert, soft)
     assert r.accepted, r.failures

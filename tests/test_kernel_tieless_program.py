@@ -1,5 +1,5 @@
 """Theorem 26's hypotheses H1–H3 derived from the weights for every length
-(:mod:`attncert.kernel.tieless_program`).
+(:mod:`attncert.kernel.tieless.program`).
 
 The symbolic run is checked against the exact rational forward pass: on every input of
 length ≤ 4 (≤ 6 in the slow run) and on random longer ones, every coordinate's polynomial,
@@ -20,7 +20,7 @@ from flint import fmpq
 
 from attncert.compile.dyck import dyck_program_model
 from attncert.compile.tieless import check_uniform_tieless
-from attncert.kernel.tieless_program import NotDerived, derive, symbolic_run
+from attncert.kernel.tieless.program import NotDerived, derive, symbolic_run
 from attncert.model import model_from_dict, model_to_dict
 from attncert.model.exact import forward_exact
 from attncert.model.spec import Mask
@@ -277,16 +277,16 @@ def test_a_logit_that_reads_a_symbol_is_enumerated_over_the_vocabulary(hard) -> 
 
 
 def test_nmax_is_the_coefficientwise_maximum() -> None:
-    from attncert.kernel.tieless_program import _nmax
+    from attncert.kernel.tieless.polynomial import nmax
 
-    assert _nmax({}, {0: fmpq(1, 2)}) == {0: fmpq(1, 2)}
-    assert _nmax({2: fmpq(3)}, {0: fmpq(1, 3), 2: fmpq(1)}) == {2: fmpq(3), 0: fmpq(1, 3)}
+    assert nmax({}, {0: fmpq(1, 2)}) == {0: fmpq(1, 2)}
+    assert nmax({2: fmpq(3)}, {0: fmpq(1, 3), 2: fmpq(1)}) == {2: fmpq(3), 0: fmpq(1, 3)}
 
 
 def test_piecewise_needs_one_common_integer_form() -> None:
     """Rule FFN: units whose free parts are not multiples of one z (z + w beside 2z) have
     no piecewise-linear form in one integer; the rule must give up (None), not merge them."""
-    from attncert.kernel.tieless_program import _piecewise, add, atom, const, scale
+    from attncert.kernel.tieless.program import _piecewise, add, atom, const, scale
 
     z = atom(("I", ("i",)))
     w = atom(("N",))
@@ -302,7 +302,7 @@ def test_piecewise_needs_one_common_integer_form() -> None:
 def test_an_unbounded_integer_ffn_output_keeps_a_magnitude_bound(hard) -> None:
     """ReLU(i) has no finite range (end slope 1): rule FFN falls back on the magnitude bound
     N and keeps that it is an integer."""
-    from attncert.kernel.tieless_program import _Run, atom
+    from attncert.kernel.tieless.program import _Run, atom
 
     run = _Run(hard)
     mag, values, integer = run.ffn_range([(0, fmpq(1))], [atom(("I", ("i",)))], fmpq(0))
@@ -360,7 +360,7 @@ def test_compiled_models_outside_the_rules_are_refused(formula, alphabet, regime
 def test_mean_of_a_constant_value_is_that_constant(hard) -> None:
     """Rule MEAN on a value with a constant term c: the average over j < i is c for i ≥ 2
     (c·U·(I − 1) with U = 1/(I − 1)) and 0 at i = 1 (no key, U = 0)."""
-    from attncert.kernel.tieless_program import _Run, const, subst
+    from attncert.kernel.tieless.program import _Run, const, subst
 
     (poly,) = _Run(hard).mean("L0H9", Mask.FUTURE_STRICT, [const(3)])
     for big_i, u, want in ((5, fmpq(1, 4), 3), (2, fmpq(1), 3), (1, fmpq(0), 0)):

@@ -1,4 +1,4 @@
-"""The kernel's full rigorous forward pass (attncert.kernel.trace) against the float
+"""The kernel's full rigorous forward pass (attncert.kernel.core.trace) against the float
 forward pass (attncert.model.forward), an independent evaluator, on every string up to
 length 5 of softmax models — temperatures growing with N, every readout position, a learned
 position table — and on exact rational models against attncert.model.exact (issue 25's
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from attncert.errors import InputError
-from attncert.kernel.trace import forward_rigorous, forward_rigorous_tokens, position_rows
+from attncert.kernel.core.trace import forward_rigorous, forward_rigorous_tokens, position_rows
 from attncert.model import random_model
 from attncert.model.exact import forward_exact
 from attncert.model.forward import forward
@@ -143,7 +143,7 @@ def test_the_logit_interval_of_a_ball_is_exactly_its_ends(mid, rad):
     and radius are dyadic, so floats hold them exactly): a zero midpoint or radius is 0."""
     from flint import arb
 
-    from attncert.kernel.trace import RigorousTrace
+    from attncert.kernel.core.trace import RigorousTrace
 
     x = arb(mid, rad)
     m, r = Fraction(float(x.mid())), Fraction(float(x.rad()))

@@ -1,7 +1,7 @@
 """Model-file version 3 (issue 32): rotary positions, ALiBi, RMSNorm, gated MLPs and the
 parallel residual — the file format, and every evaluator agreeing on every kind:
-the float pass, the arb pass of the kernel (:mod:`attncert.kernel.trace`), the float64
-enclosures (:mod:`attncert.kernel.soft_batch`), an independent numpy re-statement of
+the float pass, the arb pass of the kernel (:mod:`attncert.kernel.core.trace`), the float64
+enclosures (:mod:`attncert.kernel.soft.batch`), an independent numpy re-statement of
 the formulas written here from the guide (``positional-schemes.md``), and brute force
 for ``verify`` and the hard certificate. Older files load and hash as before."""
 
@@ -17,8 +17,8 @@ import pytest
 
 from attncert.errors import SpecError, UnsupportedError
 from attncert.hard.bruteforce import confirm_by_enumeration
-from attncert.kernel.soft_batch import logit_bounds, tokens
-from attncert.kernel.trace import forward_rigorous
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.soft.batch import logit_bounds, tokens
 from attncert.languages import language
 from attncert.model import harden, load_model, save_model, zoo_model
 from attncert.model.decoders import alibi_slopes, random_decoder
@@ -327,7 +327,7 @@ def test_edited_positional_parameters_are_re_derived_by_the_kernel():
     re-derives every claim from the edited scores — whatever it accepts is confirmed by
     brute force on the edited model, and some edits make the claims fail, named."""
     import attncert
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
 
     rejected = []
     for pos, edit in (
@@ -363,7 +363,7 @@ def test_rigorous_and_float_hard_decisions_agree_on_positional_heads():
 
 
 def test_analyses_that_do_not_know_a_kind_refuse_it_by_name():
-    from attncert.kernel.uniform_propagate import propagate_uniform
+    from attncert.kernel.uniform.propagate import propagate_uniform
     from attncert.soft.certified.propagate import propagate, sensitivity_inputs
 
     # the per-n certified propagation knows RoPE, RMSNorm, SwiGLU (and parallel residual)
@@ -391,8 +391,8 @@ def test_analyses_that_do_not_know_a_kind_refuse_it_by_name():
 
 
 def test_kernel_checkers_reject_new_kinds_they_do_not_know_with_the_reason():
-    from attncert.kernel import soft as K
-    from attncert.kernel.soft_affine import applicable
+    from attncert.kernel.soft import checker as K
+    from attncert.kernel.soft.affine.bound import applicable
 
     # the soft checker knows RoPE/RMSNorm/SwiGLU now (tests/test_soft_certified_decoders.py);
     # it still refuses ALiBi by name, and the affine checker every version-3 kind

@@ -35,8 +35,8 @@ def test_the_kernel_checks_the_same_with_threaded_heads(monkeypatch):
     import dataclasses
 
     from attncert.hard.pipeline import certify
-    from attncert.kernel import layers
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard import layers
+    from attncert.kernel.hard.checker import check
 
     model = random_model(2, 2, 8, seed=1)
     cert = certify(model, n=64, language="parity", verify=False)

@@ -15,8 +15,8 @@ import pytest
 
 from attncert.hard.bruteforce import confirm_by_enumeration
 from attncert.hard.pipeline import certify
-from attncert.kernel.forward import decide
-from attncert.kernel.hard import check
+from attncert.kernel.hard.checker import check
+from attncert.kernel.hard.decide import decide
 from attncert.languages import language
 from attncert.model import forward_exact, harden, random_model
 
@@ -37,7 +37,7 @@ def _bench_scale():
 
 
 def _slow_kernel(monkeypatch):
-    import attncert.kernel.layers as kl
+    import attncert.kernel.hard.layers as kl
 
     monkeypatch.setattr(kl, "_attend_fast", lambda *a, **k: None)
 

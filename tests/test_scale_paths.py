@@ -1,5 +1,5 @@
 """The lean paths used at large n agree exactly with the full ones on small models:
-the rigorous decision without field matrices (kernel.forward.decide_tokens) against
+the rigorous decision without field matrices (kernel.hard.decide.decide_tokens) against
 the full rigorous forward pass, the blockwise float forward against the Trace forward,
 and block rows of masks against the mask matrix."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attncert.kernel.forward import decide, decide_tokens
-from attncert.kernel.trace import forward_rigorous_tokens
+from attncert.kernel.core.trace import forward_rigorous_tokens
+from attncert.kernel.hard.decide import decide, decide_tokens
 from attncert.model import harden, random_model
 from attncert.model.spec import Mask
 

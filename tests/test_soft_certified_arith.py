@@ -1,5 +1,5 @@
 """The outward-rounded arithmetic of attncert.soft.certified.rigorous / .pointwise and of
-the checker's attncert.kernel.soft_bounds, against arb: every enclosure contains the
+the checker's attncert.kernel.core.bounds, against arb: every enclosure contains the
 exact value, and the constants the activations rely on are re-proved here."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from flint import arb, ctx
 
-from attncert.kernel import soft_bounds as KB
+from attncert.kernel.core import bounds as KB
 from attncert.model.spec import Activation, LayerNorm
 from attncert.soft.certified import pointwise as P
 from attncert.soft.certified import rigorous as R

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from test_model_v2 import v2_model
 
-from attncert.kernel import soft as K
-from attncert.kernel import soft_propagate as KP
+from attncert.kernel.soft import checker as K
+from attncert.kernel.soft import propagate as KP
 from attncert.model import forward, random_model, zoo_model
 from attncert.model.spec import Mask
 from attncert.soft.certified import rigorous as R

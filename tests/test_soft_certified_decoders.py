@@ -16,9 +16,9 @@ import pytest
 from flint import arb, ctx
 
 from attncert.cli.main import main
-from attncert.kernel import soft as K
-from attncert.kernel import soft_bounds as B
-from attncert.kernel import soft_propagate as KP
+from attncert.kernel.core import bounds as B
+from attncert.kernel.soft import checker as K
+from attncert.kernel.soft import propagate as KP
 from attncert.model import forward, save_model
 from attncert.model.decoders import random_decoder
 from attncert.model.spec import Activation, Rotary

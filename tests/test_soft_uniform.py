@@ -27,10 +27,10 @@ import numpy as np
 import pytest
 from test_model_v2 import v2_model
 
-from attncert.kernel import soft_propagate as KP
-from attncert.kernel import soft_uniform as KU
-from attncert.kernel.trace import forward_rigorous
-from attncert.kernel.uniform_classes import (
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.soft import propagate as KP
+from attncert.kernel.uniform import checker as KU
+from attncert.kernel.uniform.classes import (
     _RULES,
     count_fraction,
     feature_ranges,
@@ -39,7 +39,7 @@ from attncert.kernel.uniform_classes import (
     minimum_n0,
     used_features,
 )
-from attncert.kernel.uniform_propagate import propagate_uniform
+from attncert.kernel.uniform.propagate import propagate_uniform
 from attncert.model import forward, random_model, zoo_model
 from attncert.model.positional import FEATURE_NAMES, PosFeature
 from attncert.model.spec import (

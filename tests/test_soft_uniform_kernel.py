@@ -1,4 +1,4 @@
-"""The length-uniform certificate's checker (attncert.kernel.soft_uniform): every edited
+"""The length-uniform certificate's checker (attncert.kernel.uniform.checker): every edited
 field is rejected with its name; big numbers round-trip exactly; the CLI and the proofs/
 artifact."""
 
@@ -15,8 +15,8 @@ from test_soft_uniform import mean_model
 
 from attncert.cli.commands.sensitivity import _final_verdict
 from attncert.cli.main import main
-from attncert.kernel import dyadic as Q
-from attncert.kernel import soft_uniform as KU
+from attncert.kernel.uniform import checker as KU
+from attncert.kernel.uniform import dyadic as Q
 from attncert.model import zoo_model
 from attncert.proofcheck import check_artifact
 from attncert.proofcheck.manifest import sha256_file
@@ -188,7 +188,7 @@ def test_doctests():
     import doctest
     import importlib
 
-    for name in ("attncert.kernel.dyadic", "attncert.soft.certified.uniform"):
+    for name in ("attncert.kernel.uniform.dyadic", "attncert.soft.certified.uniform"):
         result = doctest.testmod(importlib.import_module(name))
         assert result.failed == 0 and result.attempted > 0, name
 

@@ -242,7 +242,7 @@ def test_builtin_tasks_match_direct_calls(tmp_path):
     cert_rec, sens_rec, prove_rec, prove2_rec = res.records
     direct = certify(random_model(2, 2, 8, seed=3), n=32, language="parity", seed=3)
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
 
     model = random_model(2, 2, 8, seed=3)
     assert cert_rec.result["verdict"] == assess(direct, model, check(direct, model)).verdict.value

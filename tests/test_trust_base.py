@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from attncert.cli.main import main
-from attncert.trustbase import CHECKER_AND_EVALUATOR, scan, trusted_base
+from attncert.trustbase import CHECKER_AND_EVALUATOR, CHECKERS, doc_rows, scan, trusted_base
 
 SEARCH = (
     "attncert.hard",
@@ -27,7 +27,11 @@ SEARCH = (
 def test_the_closure_holds_no_search_solver_or_cli():
     base = trusted_base()
     names = {m.name for m in base.modules}
-    assert {"attncert.kernel.hard", "attncert.kernel.forward", "attncert.model.spec"} <= names
+    assert {
+        "attncert.kernel.hard.checker",
+        "attncert.kernel.hard.decide",
+        "attncert.model.spec",
+    } <= names
     assert not [n for n in names if n.startswith(SEARCH)]
     assert not {"pysat", "z3", "dask", "distributed", "torch"} & set(base.external)
     assert set(base.external) <= {"flint", "numpy", "mpmath"}
@@ -46,7 +50,7 @@ def test_the_checker_with_its_evaluator_stays_within_its_budget():
 
 
 def test_scan_sees_imports_inside_functions():
-    m = scan("attncert.kernel.hard")
+    m = scan("attncert.kernel.hard.checker")
     assert "attncert.languages.registry" in m.imports  # imported inside a function
     assert "attncert.arith.field" in m.imports
 
@@ -54,7 +58,7 @@ def test_scan_sees_imports_inside_functions():
 def test_cli(capsys):
     assert main(["trust"]) == 0
     out = capsys.readouterr().out
-    assert "trusted base:" in out and "attncert.kernel.hard" in out
+    assert "trusted base:" in out and "kernel.hard.checker" in out
     assert main(["trust", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["checker_and_evaluator"]["lines"] < BUDGET[0]
@@ -86,14 +90,66 @@ def test_readme_quotes_the_current_numbers():
 
 def test_each_checker_trusts_only_its_own_closure():
     base = trusted_base()
-    hard, soft = base.closure("attncert.kernel.hard"), base.closure("attncert.kernel.soft")
+    hard, soft = (
+        base.closure("attncert.kernel.hard.checker"),
+        base.closure("attncert.kernel.soft.checker"),
+    )
     # the two closures are proper parts of the whole, and neither checker pulls in the other
     assert 0 < hard[0] < base.lines and 0 < soft[0] < base.lines
     soft_only = base.part(
-        tuple(m.name for m in base.modules if m.name.startswith("attncert.kernel.soft"))
+        tuple(m.name for m in base.modules if m.name.startswith("attncert.kernel.soft.checker"))
     )
     assert hard[0] + soft_only[0] <= base.lines
     by = {m.name: m for m in base.modules}
-    assert not any(i.startswith("attncert.kernel.soft") for i in by["attncert.kernel.hard"].imports)
+    assert not any(
+        i.startswith("attncert.kernel.soft.checker")
+        for i in by["attncert.kernel.hard.checker"].imports
+    )
     data = json.loads(json.dumps(base.to_dict()))
-    assert data["per_checker"]["attncert.kernel.hard"] == {"lines": hard[0], "code_lines": hard[1]}
+    assert data["per_checker"]["attncert.kernel.hard.checker"] == {
+        "lines": hard[0],
+        "code_lines": hard[1],
+    }
+
+
+def _doc_table() -> list[list[str]]:
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "trust.md").read_text()
+    text = text.split("## Every trusted module", 1)[1]
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    return [[c.strip() for c in row.strip("|").split(" | ")] for row in rows]
+
+
+def test_docs_trust_has_one_row_per_trusted_module_and_agrees_with_attncert_trust():
+    """docs/trust.md (issue 34): one row per trusted module — its checkers, lines and
+    imports exactly as `attncert trust` measures them, and a claim and a reason filled in."""
+    doc = {row[0].strip("`"): row for row in _doc_table()}
+    measured = doc_rows(trusted_base())
+    assert sorted(doc) == sorted(r["module"] for r in measured)
+    for r in measured:
+        module, trusted_by, lines, claim, imports, why = doc[r["module"]]
+        assert (trusted_by, lines, imports) == (r["trusted_by"], r["lines"], r["imports"]), module
+        assert len(claim) > 10 and len(why) > 5, module
+
+
+def test_trust_groups_by_checker_and_prints_each_closure(capsys):
+    assert main(["trust"]) == 0
+    out = capsys.readouterr().out
+    base = trusted_base()
+    for c in CHECKERS:
+        closure = base.checker_closure(c)
+        lines, code = base.part(closure)
+        assert f"{c.package}: {c.decides}" in out
+        assert f"{len(closure)} modules, {lines} lines ({code} code lines)" in out
+    assert main(["trust", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in data["checkers"]] == [c.name for c in CHECKERS]
+    hard = data["checkers"][0]
+    assert "attncert.kernel.hard.layers" in hard["modules"]
+    assert not any(m.startswith("attncert.kernel.soft") for m in hard["modules"])
+
+
+def test_no_trusted_module_is_over_600_lines():
+    long = {m.name: m.lines for m in trusted_base().modules if m.lines > 600}
+    assert not long, long

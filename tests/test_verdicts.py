@@ -11,7 +11,7 @@ import pytest
 from attncert.cli.main import main
 from attncert.hard.pipeline import certify
 from attncert.hard.verdict import assess
-from attncert.kernel.hard import check
+from attncert.kernel.hard.checker import check
 from attncert.model import random_model, zoo_model
 from attncert.verdicts import Verdict
 

@@ -19,9 +19,9 @@ import pytest
 from attncert.certificates.verify import certificate_from_dict
 from attncert.compile import compile_formula
 from attncert.errors import UnsupportedError
-from attncert.kernel import soft as K
-from attncert.kernel.soft_batch import logit_bounds, tokens
-from attncert.kernel.verify import check
+from attncert.kernel.soft import checker as K
+from attncert.kernel.soft.batch import logit_bounds, tokens
+from attncert.kernel.verify.checker import check
 from attncert.languages import language
 from attncert.languages.counting import completion, count_members
 from attncert.languages.dfa import DFA
@@ -125,8 +125,8 @@ def test_dyck_k_counts_at_large_n_and_the_stack_budget(monkeypatch):
     count is refused with the reason — by the kernel too, as a rejected count."""
     from math import comb
 
-    from attncert.kernel import verify as kverify
-    from attncert.kernel.failure import _Reject
+    from attncert.kernel.core.failure import _Reject
+    from attncert.kernel.verify import checker as kverify
     from attncert.languages import counting
 
     def catalan(m):
@@ -475,7 +475,7 @@ def test_an_exhaustive_count_edit_and_another_model_are_rejected(exhaustive_tree
 def test_the_kernel_checker_imports_no_search_code():
     import ast
 
-    src = Path(__file__).resolve().parents[1] / "src" / "attncert" / "kernel" / "verify.py"
+    src = Path(__file__).resolve().parents[1] / "src" / "attncert" / "kernel" / "verify" / "checker.py"
     names = {
         (n.module or "") if isinstance(n, ast.ImportFrom) else a.name
         for n in ast.walk(ast.parse(src.read_text()))
@@ -598,7 +598,7 @@ def test_brute_force_lands_inside_the_interval_on_many_models(exhaustive):
 def test_positive_exp_arguments_are_refused_not_wrapped():
     """e^x is tabulated for x ≤ 0: a positive argument (a key scoring above the query's top
     that the caller meant to discard) once indexed the table with a negative number."""
-    from attncert.kernel import soft_bounds as B
+    from attncert.kernel.core import bounds as B
 
     for f in (B.exp_le0, B.exp_le0_fine):
         with pytest.raises(ValueError, match="x ≤ 0"):

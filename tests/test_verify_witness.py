@@ -178,7 +178,7 @@ def test_a_tampered_carve_is_rejected():
     """The carved leaf is re-derived like any other: a count claiming the witness right,
     a witness dropped, a branch symbol on the carve path swapped — each rejected."""
     from attncert.certificates.verify import certificate_from_dict
-    from attncert.kernel.verify import check
+    from attncert.kernel.verify.checker import check
 
     model = zoo_model("trained_parity")
     out = verify(model, "parity", 64, time_limit=0.5, progress=False)
@@ -215,7 +215,7 @@ def test_the_bound_memory_estimate_caps_the_search_and_covers_a_real_bound():
     reason; at n ≤ 1024 nothing changes; and the estimate is above a measured peak."""
     import tracemalloc
 
-    from attncert.kernel.soft_affine import restriction_range
+    from attncert.kernel.soft.affine.bound import restriction_range
     from attncert.soft.verify.search import MEMORY_CAP, bound_memory, bound_reach
 
     model = zoo_model("trained_parity")

@@ -18,8 +18,8 @@ from attncert.errors import SpecError
 from attncert.hard.bruteforce import confirm_by_enumeration, confirm_witness_by_enumeration
 from attncert.hard.pipeline import certify
 from attncert.hard.verdict import assess
-from attncert.kernel.forward import decide
-from attncert.kernel.hard import check
+from attncert.kernel.hard.checker import check
+from attncert.kernel.hard.decide import decide
 from attncert.languages import language
 from attncert.model import harden, random_model, zoo_model
 from attncert.model.spec import Readout
@@ -110,7 +110,7 @@ def test_the_check_decides_each_named_string_once(first_last, monkeypatch):
     """A string named by two claims (the witness's changed string is also a fixed
     position's) is decided once by the check; every claim still gets its decision (a
     tampered fixed-position decision on that very string is rejected)."""
-    import attncert.kernel.hard as kh
+    import attncert.kernel.hard.checker as kh
 
     model, cert, _report, _a = first_last
     calls: list[str] = []

@@ -24,7 +24,7 @@ _LAZY = {
     "forward_exact": "attncert.model",
     "accepts": "attncert.model",
     "accepts_exact": "attncert.model",
-    "forward_rigorous": "attncert.kernel.trace",
+    "forward_rigorous": "attncert.kernel.core.trace",
     "harden": "attncert.model",
     "zoo_model": "attncert.model",
     "zoo_names": "attncert.model",

@@ -21,24 +21,68 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-KERNEL = (
-    "attncert.kernel.hard",
-    "attncert.kernel.forward",
-    "attncert.kernel.trace",
-    "attncert.kernel.s1",
-    "attncert.kernel.soft",
-    "attncert.kernel.verify",
-    "attncert.kernel.soft_uniform",
-    "attncert.kernel.all_lengths",
-    "attncert.kernel.tieless_all_lengths",
+
+
+@dataclass(frozen=True)
+class Checker:
+    """One checker of the kernel: its package, the modules its verdicts are computed in
+    (``roots``), and what it decides."""
+
+    name: str
+    roots: tuple[str, ...]
+    decides: str
+
+    @property
+    def package(self) -> str:
+        return f"attncert.kernel.{self.name}"
+
+
+CHECKERS = (
+    Checker(
+        "hard",
+        ("attncert.kernel.hard.checker", "attncert.kernel.hard.s1", "attncert.kernel.hard.decide"),
+        "restriction certificates (Hahn, Theorem 1 / Corollary 2): certify, check",
+    ),
+    Checker(
+        "soft",
+        ("attncert.kernel.soft.checker",),
+        "B(n) (Hahn, Lemma 5), cross-entropy floors (Theorem 6), soft restrictions and "
+        "pairs: sensitivity --certify, soft-certify, soft-check",
+    ),
+    Checker(
+        "uniform",
+        ("attncert.kernel.uniform.checker",),
+        "B(n) ≤ K/n for every n ≥ N0 (Lemma 5 for every length): sensitivity --uniform",
+    ),
+    Checker(
+        "verify",
+        ("attncert.kernel.verify.checker",),
+        "certified accuracy on every string of one length: verify, verify-check",
+    ),
+    Checker(
+        "all_lengths",
+        ("attncert.kernel.all_lengths.checker",),
+        "a compiled formula at every length (Yang et al. §4): prove --all-lengths",
+    ),
+    Checker(
+        "tieless",
+        ("attncert.kernel.tieless.checker",),
+        "Theorem 26 at every length (Yang et al., Lemma 24): prove dyck2 --all-lengths",
+    ),
+    Checker(
+        "core",
+        ("attncert.kernel.core.trace",),
+        "the rigorous forward pass every rigorous evaluation uses (soft pairs, eval)",
+    ),
 )
+KERNEL = tuple(root for c in CHECKERS for root in c.roots)
 EXTRA = {"attncert.model.serialize": "computes the content hash every Model.digest returns"}
 # what the issue calls "the hard checker with its evaluator"
 CHECKER_AND_EVALUATOR = (
-    "attncert.kernel.hard",
-    "attncert.kernel.layers",
-    "attncert.kernel.failure",
-    "attncert.kernel.forward",
+    "attncert.kernel.hard.checker",
+    "attncert.kernel.hard.layers",
+    "attncert.kernel.core.failure",
+    "attncert.kernel.hard.decide",
     "attncert.arith.field",
     "attncert.arith.filter",
     "attncert.arith.enclose",
@@ -46,6 +90,12 @@ CHECKER_AND_EVALUATOR = (
     "attncert.arith.positionwise",
     "attncert.arith.threads",
 )
+
+
+def owner(module: str) -> str:
+    """The package a trusted module belongs to, without ``attncert.``: ``kernel.hard``,
+    ``kernel.soft.affine``, ``arith``, … (``attncert`` for a top-level module)."""
+    return module.rsplit(".", 1)[0].removeprefix("attncert.")
 
 
 @dataclass(frozen=True)
@@ -83,8 +133,23 @@ class TrustedBase:
         by_name = {m.name: m for m in self.modules}
         return self.part(tuple(_reach((root, *EXTRA), by_name.__getitem__)))
 
+    def checker_closure(self, checker: Checker) -> tuple[str, ...]:
+        """The modules one checker's verdicts rest on: its roots and everything they
+        import (model spec and loader included), sorted."""
+        by_name = {m.name: m for m in self.modules}
+        return tuple(sorted(_reach((*checker.roots, *EXTRA), by_name.__getitem__)))
+
+    def users(self) -> dict[str, tuple[str, ...]]:
+        """For each module, the checkers whose closure holds it."""
+        out: dict[str, list[str]] = {m.name: [] for m in self.modules}
+        for c in CHECKERS:
+            for name in self.checker_closure(c):
+                out[name].append(c.name)
+        return {k: tuple(v) for k, v in out.items()}
+
     def to_dict(self) -> dict:
         lines, code = self.part(CHECKER_AND_EVALUATOR)
+        users = self.users()
         return {
             "lines": self.lines,
             "code_lines": self.code,
@@ -97,9 +162,29 @@ class TrustedBase:
                 "lines": lines,
                 "code_lines": code,
             },
+            "checkers": [
+                {
+                    "name": c.name,
+                    "package": c.package,
+                    "roots": list(c.roots),
+                    "decides": c.decides,
+                    "lines": self.part(closure)[0],
+                    "code_lines": self.part(closure)[1],
+                    "modules": list(closure),
+                }
+                for c in CHECKERS
+                for closure in [self.checker_closure(c)]
+            ],
             "external": list(self.external),
             "modules": [
-                {"name": m.name, "lines": m.lines, "code_lines": m.code, "imports": list(m.imports)}
+                {
+                    "name": m.name,
+                    "package": owner(m.name),
+                    "trusted_by": list(users[m.name]),
+                    "lines": m.lines,
+                    "code_lines": m.code,
+                    "imports": list(m.imports),
+                }
                 for m in self.modules
             ],
         }
@@ -182,23 +267,54 @@ def _reach(roots: tuple[str, ...], module: Callable[[str], Module]) -> dict[str,
     return seen
 
 
+def _short(module: str) -> str:
+    return module.removeprefix("attncert.")
+
+
 def render(base: TrustedBase) -> str:
     lines, code = base.part(CHECKER_AND_EVALUATOR)
     out = [
         f"trusted base: {len(base.modules)} modules, {base.lines} lines ({base.code} code lines)",
-        f"  the hard checker with its evaluator (kernel.hard, kernel.layers, kernel.forward, arith): "
-        f"{lines} lines ({code} code lines)",
+        "  the hard checker with its evaluator (kernel.hard.checker, .layers, .decide, "
+        f"kernel.core.failure, arith): {lines} lines ({code} code lines)",
         f"  third-party packages: {', '.join(base.external)}",
-        "  what each checker trusts (its import closure, model spec and loader included):",
-        *(
-            f"    {root:28} {lines:6} lines ({code} code lines)"
-            for root in KERNEL
-            for lines, code in [base.closure(root)]
-        ),
         "",
-        f"  {'module':42} {'lines':>6} {'code':>6}",
+        "by checker: what it decides, and the closure its verdicts rest on (its modules and",
+        "everything they import, model spec and loader included):",
     ]
+    for c in CHECKERS:
+        closure = base.checker_closure(c)
+        c_lines, c_code = base.part(closure)
+        out += [
+            "",
+            f"  {c.package}: {c.decides}",
+            f"    {len(closure)} modules, {c_lines} lines ({c_code} code lines):",
+        ]
+        groups: dict[str, list[str]] = {}
+        for name in closure:
+            groups.setdefault(owner(name), []).append(name.rsplit(".", 1)[1])
+        out += [f"      {pkg}: {', '.join(mods)}" for pkg, mods in groups.items()]
+    users = base.users()
+    out += ["", f"  {'module':42} {'lines':>6} {'code':>6}  trusted by"]
     for m in base.modules:
         note = f"  ({EXTRA[m.name]})" if m.name in EXTRA else ""
-        out.append(f"  {m.name:42} {m.lines:6} {m.code:6}{note}")
+        out.append(
+            f"  {_short(m.name):42} {m.lines:6} {m.code:6}  {', '.join(users[m.name])}{note}"
+        )
     return "\n".join(out)
+
+
+def doc_rows(base: TrustedBase) -> list[dict[str, str]]:
+    """The measured columns of ``docs/trust.md``, one row per trusted module: its name
+    (without ``attncert.``), the checkers that trust it, its lines, and the attncert
+    modules it imports (a test compares the document with these)."""
+    users = base.users()
+    return [
+        {
+            "module": _short(m.name),
+            "trusted_by": ", ".join(users[m.name]),
+            "lines": str(m.lines),
+            "imports": ", ".join(_short(i) for i in m.imports) or "—",
+        }
+        for m in base.modules
+    ]

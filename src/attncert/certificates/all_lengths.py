@@ -2,7 +2,7 @@
 
 A certificate says, for one model (by content hash) and one formula φ: the model's
 designated coordinate equals [φ at i] at every position i of every string of every
-length n ≥ 1 — for n ≥ ``N0`` by the trusted checker :mod:`attncert.kernel.all_lengths`,
+length n ≥ 1 — for n ≥ ``N0`` by the trusted checker :mod:`attncert.kernel.all_lengths.checker`,
 for n < ``N0`` by the bounded prover (:mod:`attncert.prove`, z3 per length), whose result
 is recorded under ``bounded``.
 
@@ -52,7 +52,7 @@ parser — and ``term`` likewise, e.g. ``["left", ["atom", "1"]]`` for #←[Q_1]
 
 A RATFN is ``[[c0, c1, ...], [d0, d1, ...]]`` (numerator and denominator coefficients,
 low to high, exact rationals as strings "p/q"), in lowest terms with a monic denominator; an atom is
-P(x)·exp(−(a + b·log x))·(1 − exp(−Ψ))^(−k) (:mod:`attncert.kernel.closed_form`). The
+P(x)·exp(−(a + b·log x))·(1 − exp(−Ψ))^(−k) (:mod:`attncert.kernel.all_lengths.closed_form`). The
 checker re-derives every inequality from the model's weights and compares it with the
 stored one field by field, then checks the proof (rules R1–R5).
 """

@@ -40,7 +40,7 @@ accuracy under the uniform distribution on Σⁿ.
 
 Counts are written as decimal strings, since they exceed 2⁵³ (hexadecimal ``0x…`` beyond
 about 3,900 digits). The checker is
-:mod:`attncert.kernel.verify`.
+:mod:`attncert.kernel.verify.checker`.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _leaf(d: Any, where: str) -> Leaf:
 
 def certificate_from_dict(data: Any, source: str = "certificate") -> VerifyCertificate:
     """Parse (and shape-check) a verification certificate; the meaning of its claims is
-    checked by :func:`attncert.kernel.verify.check`."""
+    checked by :func:`attncert.kernel.verify.checker.check`."""
     check_header(data, source, FORMAT, VERSION)
     m = _field(data, "model", f"{source}: model", dict)
     n = _field(data, "n", source, int)

@@ -1,5 +1,5 @@
 """Theorem 26 for every length: write the certificate that
-:mod:`attncert.kernel.tieless_all_lengths` checks (untrusted generator).
+:mod:`attncert.kernel.tieless.checker` checks (untrusted generator).
 
 Given the softmax simulation of a uniform–tieless average-hard transformer and the hard
 program's hypotheses H1–H3 (gap γ, activations ≤ Y·N^p, margin μ), find the smallest N₀ from
@@ -20,9 +20,9 @@ from typing import Any
 from flint import arb, fmpq
 
 from attncert.errors import ParameterError
-from attncert.kernel import tieless_all_lengths as K
-from attncert.kernel.tieless_program import Derived, NotDerived, derive
-from attncert.kernel.trace import forward_rigorous
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.tieless import checker as K
+from attncert.kernel.tieless.program import Derived, NotDerived, derive
 from attncert.model.spec import Model
 
 __implements__ = ("Yang Theorem 26",)
@@ -64,7 +64,7 @@ def facts_record(
 
 
 def derived_facts(soft: Model, n0: int, der: Derived | None = None) -> dict | None:
-    """H1–H3 from the weights (:mod:`attncert.kernel.tieless_program`) as the facts record
+    """H1–H3 from the weights (:mod:`attncert.kernel.tieless.program`) as the facts record
     for tails from ``n0`` on (P(N) ≤ Y·N^p with Y = Σ c_k·n0^{k−p}); None if they do not
     follow."""
     if der is None:
@@ -79,7 +79,7 @@ def derived_facts(soft: Model, n0: int, der: Derived | None = None) -> dict | No
         _fr(coef),
         power,
         _fr(der.margin),
-        "derived from the weights for every length (attncert.kernel.tieless_program): "
+        "derived from the weights for every length (attncert.kernel.tieless.program): "
         + "; ".join(der.heads),
     )
 

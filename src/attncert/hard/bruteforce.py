@@ -3,7 +3,7 @@ route to the claims the checker verifies (used by tests and notebooks).
 
 Enumerates every ρ_L-compatible input, runs the model (numpy, batched; any string
 whose float decision is within 1e-6 of the threshold or whose attention has a
-near-tie is re-run rigorously, :func:`attncert.kernel.forward.decide`), and confirms that the decision is a function of the
+near-tie is re-run rigorously, :func:`attncert.kernel.hard.decide.decide`), and confirms that the decision is a function of the
 certified output dependency set, and that the language's membership is too when
 the certificate found no separating pair.
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from attncert.certificates.hard import Certificate
 from attncert.errors import InputError
-from attncert.kernel.forward import decide
+from attncert.kernel.hard.decide import decide
 from attncert.model.forward import forward
 from attncert.model.spec import Model
 

@@ -1,6 +1,6 @@
 """Layer collapse under a restriction: how the search builds the tables of Hahn 2020,
 Lemma 4 (supplement S1, Definitions 7–8 and Lemma 15). Untrusted: the kernel
-(:mod:`attncert.kernel.hard`) re-verifies every claimed dependency set by its own,
+(:mod:`attncert.kernel.hard.checker`) re-verifies every claimed dependency set by its own,
 different procedure.
 
 Given tables for the activations of layer ℓ−1 under ρ (:mod:`attncert.hard.tables`),
@@ -515,7 +515,7 @@ def collapse_all(
 ) -> tuple[tuple[Table, ...], list[LayerCollapse]]:
     """Collapse every layer: layer ℓ under ``restrictions[ℓ]`` (index 0 = layer-0 tables),
     with the precision escalated until every comparison is decided."""
-    from attncert.kernel.forward import is_rational
+    from attncert.kernel.hard.decide import is_rational
 
     def run(fld):
         ev = Evaluation(model, fld)

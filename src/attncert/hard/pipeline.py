@@ -41,7 +41,7 @@ from attncert.hard.search.ranking import rank_tuples
 from attncert.hard.stages import Invariant, stage1, stage2
 from attncert.hard.tables import Evaluation, Table, initial_tables, restrict_table
 from attncert.hard.witness import find_witness
-from attncert.kernel.forward import is_rational
+from attncert.kernel.hard.decide import is_rational
 from attncert.model.spec import Model
 from attncert.restriction import Restriction
 

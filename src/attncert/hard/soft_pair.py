@@ -5,7 +5,7 @@ attention, :func:`attncert.model.harden`) speaks about the hardened model only. 
 misclassified pair is two strings the hardened model gives one answer although the
 language separates them; whether the soft model — the network as trained — is wrong on
 the same string is a separate question, answered here by the kernel's rigorous forward
-pass of the soft model (:func:`attncert.kernel.soft.decide`: arb balls at the least
+pass of the soft model (:func:`attncert.kernel.soft.checker.decide`: arb balls at the least
 precision, 53 → 4096 bits, that decides the logit's sign; never a float guess). The
 answer is reported either way: the soft model misclassifies the string too, or it is
 right on it (then the certificate's error is the hardening's, not the network's), or a
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from attncert.certificates.hard import Certificate
-from attncert.kernel.soft import decide
+from attncert.kernel.soft.checker import decide
 from attncert.model.spec import Model
 
 __implements__ = ("Hahn Corollary 2",)

@@ -152,7 +152,7 @@ def restrict_table(table: Table, rho: Restriction) -> Table:
 def evaluation(model: Model) -> Evaluation:
     """A fresh evaluation in the model's first field: exact rationals for a rational
     hard model, arb balls at 53 bits otherwise."""
-    from attncert.kernel.forward import is_rational
+    from attncert.kernel.hard.decide import is_rational
 
     return Evaluation(model, Field(None if is_rational(model) else 53))
 

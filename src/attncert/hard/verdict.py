@@ -26,7 +26,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from attncert.certificates.hard import Certificate
-from attncert.kernel.hard import CheckReport
+from attncert.kernel.hard.checker import CheckReport
 from attncert.model.spec import AttentionKind, Model
 from attncert.verdicts import Assessment, Verdict
 

@@ -1,5 +1,5 @@
 """The non-constancy witness and the fixed positions the decision depends on (untrusted
-search; the kernel re-decides every string, :func:`attncert.kernel.hard.check`).
+search; the kernel re-decides every string, :func:`attncert.kernel.hard.checker.check`).
 
 Theorem 1 gives a restriction ρ_L under which the decision depends on few inputs — and
 when it depends on none, a constant model and a model that reads ρ_L's *fixed* inputs
@@ -20,7 +20,7 @@ decisions. Found here, in this order:
 
 Each candidate string is screened by the float forward pass (one that clearly gets the
 base string's decision is dropped) and the rest are decided by the kernel's rigorous
-forward pass (:func:`attncert.kernel.forward.decide`), so the certificate never claims a
+forward pass (:func:`attncert.kernel.hard.decide.decide`), so the certificate never claims a
 decision the checker will not confirm; a string whose decision stays undecided is
 skipped. (Screening can only make the search miss a witness, never claim a false one.) When no
 witness is found the certificate carries none and its verdict is CERTIFIED-TRIVIAL (the
@@ -39,7 +39,7 @@ from attncert.arith.field import Undecided
 from attncert.certificates.hard import FixedDependence, Witness
 from attncert.hard.flips import Base, base_pass, changed_logit
 from attncert.hard.output import OutputFunction
-from attncert.kernel.forward import decide
+from attncert.kernel.hard.decide import decide
 from attncert.model.forward import forward, layer_norm, position_transform
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction

@@ -2,7 +2,7 @@
 
 A *cube* is a restriction ρ ∈ (Σ ∪ {*})ⁿ: the strings of length n that agree with ρ on
 its fixed positions. Under the uniform distribution on Σⁿ it has measure |Σ|^(free − n).
-Certified accuracy (:mod:`attncert.kernel.verify`) needs, for every cube on which a
+Certified accuracy (:mod:`attncert.kernel.verify.checker`) needs, for every cube on which a
 model's decision is certified constant, the exact number of its members of L:
 
 * **regular languages** (PARITY, 1*, first_last, any DFA): dynamic programming over the

@@ -13,7 +13,7 @@ through every position-wise map as one row (:class:`_Rows`), equal keys get equa
 score columns, and weighted sums are computed row by row in one fixed order, so that
 two keys carrying the same activation tie exactly, as they do in the real numbers,
 instead of being told apart by where BLAS put them. :mod:`attncert.model.exact`
-and :mod:`attncert.kernel.forward` decide ties exactly. A query position that sees
+and :mod:`attncert.kernel.hard.decide` decide ties exactly. A query position that sees
 no key (e.g. position 1 under a strict future mask) gets a zero head output.
 """
 

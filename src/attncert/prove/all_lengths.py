@@ -2,13 +2,13 @@
 every string of every length n ≥ 1 (issue 23; Yang et al. Proposition 11, Theorems 12–21,
 Corollaries 17, 18, 22, 23 on the concrete model).
 
-This module is the untrusted *finder*; :mod:`attncert.kernel.all_lengths` is the checker.
+This module is the untrusted *finder*; :mod:`attncert.kernel.all_lengths.checker` is the checker.
 
 1. **construction** — the model's gadgets are read from the compiler's record
    (``model.meta``: nodes and heads) and the weights (which FFN writes which coordinate);
    anything else is refused (:class:`~attncert.errors.UnsupportedError`, exit 2);
 2. **closed forms** — the kernel derives, per head, the error bound E(n) from the weights
-   (:func:`attncert.kernel.all_lengths.expected_inequalities`); the finder only proves
+   (:func:`attncert.kernel.all_lengths.checker.expected_inequalities`); the finder only proves
    E(n) ≤ budget: it locates the largest real root of every polynomial the tail rules
    need (flint's certified complex roots), picks x₁ beyond them and a rational
    ℓ ≤ log x₁, and evaluates the bound in arb at every integer below x₁ (so N₀ is the
@@ -49,8 +49,8 @@ from attncert.certificates.all_lengths import (
     formula_to_json,
 )
 from attncert.errors import UnsupportedError
-from attncert.kernel import all_lengths as K
-from attncert.kernel.closed_form import (
+from attncert.kernel.all_lengths import checker as K
+from attncert.kernel.all_lengths.closed_form import (
     Inequality,
     ProofFailure,
     TailProof,

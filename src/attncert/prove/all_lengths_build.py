@@ -13,8 +13,8 @@ from flint import fmpq
 
 from attncert.certificates.all_lengths import formula_to_json, term_to_json
 from attncert.errors import UnsupportedError
-from attncert.kernel.all_lengths_view import ModelView, NotSupported, embedding_val
-from attncert.kernel.closed_form import q_str
+from attncert.kernel.all_lengths.closed_form import q_str
+from attncert.kernel.all_lengths.view import ModelView, NotSupported, embedding_val
 from attncert.logic import syntax as s
 from attncert.logic.parser import parse
 from attncert.logic.printer import to_text
@@ -210,7 +210,7 @@ class _Builder:
         self.add(h["layer"], g)
 
     def compare(self, f: s.Compare, c: int) -> None:
-        from attncert.kernel.all_lengths_gadgets import ge_formula
+        from attncert.kernel.all_lengths.gadgets import ge_formula
 
         terms, b = f.normalized()
         if not terms:
@@ -223,7 +223,7 @@ class _Builder:
             self.threshold(f, c)
 
     def threshold(self, f: s.Compare, c: int | None = None) -> int:
-        from attncert.kernel.all_lengths_gadgets import ge_form
+        from attncert.kernel.all_lengths.gadgets import ge_form
 
         terms, b = ge_form(f)
         desc = " + ".join(f"{k}*{_term_text(t)}" for k, t in terms) + f" >= {b}"

@@ -1,6 +1,6 @@
 """Proofs of the closed-form inequalities, found (untrusted; issue 23): the point x₁ from
 which the kernel's tail rules hold, and the first length where an inequality fails. The
-kernel (:mod:`attncert.kernel.closed_form`) checks what is found here with its own rules.
+kernel (:mod:`attncert.kernel.all_lengths.closed_form`) checks what is found here with its own rules.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from flint import arb, ctx, fmpq, fmpq_poly
 
-from attncert.kernel.closed_form import (
+from attncert.kernel.all_lengths.closed_form import (
     Inequality,
     ProofFailure,
     RatFn,

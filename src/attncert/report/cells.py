@@ -177,7 +177,7 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
     from attncert.errors import SolverTimeout
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess, dependence_text
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
     from attncert.model import harden
 
     soft, hard, src = None, model, dict(source)
@@ -340,7 +340,7 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
 
 
 def _uniform(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str | None]:
-    from attncert.kernel.dyadic import approx
+    from attncert.kernel.uniform.dyadic import approx
     from attncert.soft.certified.uniform import certify_uniform
 
     ns = tuple(sorted(set(spec.lengths or (spec.n,))))

@@ -9,7 +9,7 @@ format                           kind (command that writes it)              chec
 ``attncert-certificate``         hard (``certify -o``)                      kernel.hard
 ``attncert-soft-certificate``    soft (``soft-certify -o``,                 kernel.soft
                                  ``sensitivity --certify --save``)
-``attncert-uniform-sensitivity`` uniform (``sensitivity --save-uniform``)   kernel.soft_uniform
+``attncert-uniform-sensitivity`` uniform (``sensitivity --save-uniform``)   kernel.uniform.checker
 ``attncert-verify-certificate``  verify tree (``verify -o``)                kernel.verify
 ``attncert-all-lengths-…``       all lengths (``prove --all-lengths -o``)   kernel.all_lengths
 ===============================  =========================================  ==============
@@ -132,7 +132,7 @@ def _hard(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
 
     cert = load_certificate(path)
     model = model if model is not None else resolve_model(cert, path)
@@ -157,7 +157,7 @@ def _hash_matches(model: Model, data: dict, path: Path) -> str | None:
 
 
 def _soft(path: Path, data: dict, model: Model | None) -> FileCheck:
-    from attncert.kernel.soft import check
+    from attncert.kernel.soft.checker import check
     from attncert.soft.certified.certificate import load_certificate
     from attncert.soft.certified.certify import lemma5_failures
 
@@ -200,7 +200,7 @@ def _soft(path: Path, data: dict, model: Model | None) -> FileCheck:
 
 def _uniform(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.io import check_header
-    from attncert.kernel import soft_uniform
+    from attncert.kernel.uniform import checker as soft_uniform
 
     check_header(data, str(path), soft_uniform.FORMAT, soft_uniform.VERSION)
     if not isinstance(data.get("model"), dict):
@@ -218,7 +218,7 @@ def _uniform(path: Path, data: dict, model: Model | None) -> FileCheck:
         str(path),
         "uniform",
         Verdict.CERTIFIED.value,
-        f"re-derived by kernel.soft_uniform: B(n) ≤ K/n for every n ≥ {data.get('n0')}",
+        f"re-derived by kernel.uniform.checker: B(n) ≤ K/n for every n ≥ {data.get('n0')}",
     )
 
 
@@ -227,7 +227,7 @@ def _verify(path: Path, data: dict, model: Model | None) -> FileCheck:
 
     from attncert.certificates.locate import resolve_source
     from attncert.certificates.verify import load_certificate
-    from attncert.kernel.verify import check
+    from attncert.kernel.verify.checker import check
     from attncert.soft.verify.outcome import sci, sci_up
 
     cert = load_certificate(path)
@@ -258,7 +258,7 @@ def _verify(path: Path, data: dict, model: Model | None) -> FileCheck:
 def _all_lengths(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.certificates.all_lengths import load_certificate
     from attncert.certificates.locate import resolve_source
-    from attncert.kernel.all_lengths import check
+    from attncert.kernel.all_lengths.checker import check
     from attncert.prove.all_lengths import recheck_bounded
 
     cert = load_certificate(path)

@@ -3,7 +3,7 @@ activation for a batch of strings, attention evaluated in blocks, and a first-la
 that recomputes only what one changed position moves (:class:`_FirstLayerCache`).
 
 Untrusted measurement code (the certified bounds are :mod:`attncert.soft.certified`,
-checked by :mod:`attncert.kernel.soft`); split out of :mod:`attncert.soft.sensitivity`,
+checked by :mod:`attncert.kernel.soft.checker`); split out of :mod:`attncert.soft.sensitivity`,
 which re-exports :func:`final_activation`.
 """
 

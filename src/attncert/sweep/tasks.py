@@ -165,7 +165,7 @@ def certify_task(cell: Cell) -> dict[str, Any]:
     from attncert.errors import SolverTimeout
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
     from attncert.model import harden
 
     o = TASKS["certify"].options(cell)

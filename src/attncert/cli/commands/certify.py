@@ -7,7 +7,7 @@ certificate (Hahn 2020, Theorem 1 and Corollary 2 on one model and one length).
     attncert certify --n 4096 --json
 
 The search (SAT/MaxSAT or the paper's random restriction) is untrusted; every claim
-is re-derived by the trusted kernel (:mod:`attncert.kernel.hard`) before a verdict is
+is re-derived by the trusted kernel (:mod:`attncert.kernel.hard.checker`) before a verdict is
 printed. A model with softmax heads is certified in its hardened form (each softmax
 head replaced by argmax attention; ``--no-harden`` refuses it instead): Theorem 1 is
 about hard attention, and the output says which model the certificate is for.
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess
     from attncert.io import check_output_path
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
     from attncert.model import harden
     from attncert.verdicts import Verdict
 

@@ -2,7 +2,7 @@
 ``proofs/`` tree or a report directory, with the trusted kernel — one check command.
 
 PATH is dispatched on the JSON file's ``format`` field (:mod:`attncert.report.recheck`):
-a restriction certificate (``certify -o``; :mod:`attncert.kernel.hard`), a soft
+a restriction certificate (``certify -o``; :mod:`attncert.kernel.hard.checker`), a soft
 certificate (``soft-certify -o``, ``sensitivity --certify --save``), a uniform one
 (``sensitivity --save-uniform``), a verification tree (``verify -o``), an all-length
 certificate (``prove --all-lengths -o``); or a directory: a report (``attncert report
@@ -19,14 +19,14 @@ finished reported as INCOMPLETE) or a ``proofs/`` tree (see :mod:`attncert.proof
     attncert check report/                   # a report directory (attncert report -o report/)
 
 After the check, every statement of the supplement's formal proof (S1) that can be
-re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.s1`).
+re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.hard.s1`).
 
 Without MODEL, the certificate's ``model.source`` is used (a zoo name, a path relative
 to the certificate, or an embedded model, hardened if it says so); either way the
 model's content hash must equal the certificate's, or the certificate is rejected.
 
 An all-length certificate (``attncert prove … --all-lengths -o FILE``) is re-checked by
-:mod:`attncert.kernel.all_lengths` for n ≥ N₀, and its bounded part (n < N₀) is proved
+:mod:`attncert.kernel.all_lengths.checker` for n ≥ N₀, and its bounded part (n < N₀) is proved
 again by the z3 prover; CERTIFIED "for all n ≥ 1" needs both.
 
 Exit status: the verdict's (0 CERTIFIED, 4 CERTIFIED-TRIVIAL, 5 OUTSIDE-THEOREM,
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard import check
+    from attncert.kernel.hard.checker import check
 
     cert = load_certificate(path)
     model = load_model_arg(args.model) if args.model is not None else resolve_model(cert, path)
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     assessment = assess(cert, model, report)
     s1 = ()
     if report.accepted and not args.no_s1:
-        from attncert.kernel.s1 import s1_statements
+        from attncert.kernel.hard.s1 import s1_statements
 
         s1 = s1_statements(cert, model)
     if args.json:
@@ -169,7 +169,7 @@ def _check_all_lengths(path: Path, model_arg: str | None, as_json: bool) -> int:
     """Kernel check of an all-length certificate, plus its bounded part again."""
     from attncert.certificates.all_lengths import load_certificate
     from attncert.certificates.locate import resolve_source
-    from attncert.kernel.all_lengths import check
+    from attncert.kernel.all_lengths.checker import check
     from attncert.prove.all_lengths import recheck_bounded
     from attncert.verdicts import Verdict
 

@@ -19,7 +19,7 @@ input, 130 interrupted. ``--json`` carries the verdict and the prover's ``outcom
 ``--all-lengths`` proves the statement for *every* length n ≥ 1 instead (Yang et al.'s
 constructions, compiled models only; :mod:`attncert.prove.all_lengths`): closed-form
 error bounds per head checked for all n ≥ N₀ by the trusted kernel
-(:mod:`attncert.kernel.all_lengths`), the bounded proof for n < N₀. CERTIFIED 0 only when
+(:mod:`attncert.kernel.all_lengths.checker`), the bounded proof for n < N₀. CERTIFIED 0 only when
 every part is checked ("for all n ≥ 1"); otherwise the output says up to which N the
 statement is proved and which bound fails at which n: UNDECIDED 3, or REFUTED 1 with a
 counterexample confirmed by interval evaluation. A model outside the supported
@@ -29,8 +29,8 @@ constructions is refused (exit 2). ``-o FILE`` writes the certificate
 ``attncert prove dyck2 --library --all-lengths`` (also ``dyck3``, ``dyck4``): Theorem 26
 for every length on the Appendix-E program's softmax simulation — the hypotheses (gap,
 activation bound, margin) derived from the weights for every length
-(:mod:`attncert.kernel.tieless_program`), the error majorants C·N^a from N₀ on
-(:mod:`attncert.kernel.tieless_all_lengths`), every shorter input exhaustively. That the
+(:mod:`attncert.kernel.tieless.program`), the error majorants C·N^a from N₀ on
+(:mod:`attncert.kernel.tieless.checker`), every shorter input exhaustively. That the
 program decides Dyck-k is the construction's proof, checked on every input of length ≤ 4
 (REFUTED 1 if it fails there); the artifact ``proofs/yang2024/theorem26/
 dyck2-program-all-lengths`` is what ``attncert check`` re-verifies.
@@ -292,15 +292,15 @@ def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
 def _program_all_lengths(args: argparse.Namespace) -> int:
     """``attncert prove dyck2 --library --all-lengths``: Theorem 26 for every length on the
     library program's softmax simulation — H1–H3 derived from the weights and the error
-    majorants from N₀ on (:mod:`attncert.kernel.tieless_program`,
-    :mod:`attncert.kernel.tieless_all_lengths`), every shorter input exhaustively."""
+    majorants from N₀ on (:mod:`attncert.kernel.tieless.program`,
+    :mod:`attncert.kernel.tieless.checker`), every shorter input exhaustively."""
     import time
 
     from attncert.compile.dyck import PROGRAMS, dyck_soft_model
     from attncert.compile.tieless import to_average_hard
     from attncert.compile.tieless_all_lengths import all_lengths_certificate, diagnose
     from attncert.errors import InputError, ParameterError
-    from attncert.kernel import tieless_all_lengths as K
+    from attncert.kernel.tieless import checker as K
     from attncert.languages import language
     from attncert.model.spec import AttentionKind
     from attncert.proofcheck.kinds.tieless_simulation import short_inputs

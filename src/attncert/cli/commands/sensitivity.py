@@ -20,7 +20,7 @@ if the model does not declare one, "even" is assumed and the output says so.
 ``--certify`` adds, per n, the *certified* B(n) — a sound bound on |Δlogit| over every
 string of length n and every changeable position (attncert.soft.certified: outward-
 rounded bound propagation, LayerNorm, GELU, masks, biases, mean readout), re-derived by
-the independent checker (attncert.kernel.soft) — beside the measured maximum and Lemma
+the independent checker (attncert.kernel.soft.checker) — beside the measured maximum and Lemma
 5's number, with their ratios; a bound that is only the logit's range over all strings
 is labelled "range cap". On {0,1}ⁿ it prints Theorem 6's certified cross-entropy floor
 log(1 + e^{−B/2}) beside the measured PARITY cross-entropy (sampled, ± 3 s.e.; labels
@@ -40,7 +40,7 @@ is still measured; the report says which hypothesis fails instead of giving a bo
 
 ``--uniform`` adds Lemma 5 *uniformly in n* (attncert.soft.certified.uniform): a certified
 constant K with B(n) ≤ K/n for **every** n ≥ N₀ (``--n0``, default 64) — one propagation
-valid for all lengths at once, re-derived by attncert.kernel.soft_uniform — beside Lemma
+valid for all lengths at once, re-derived by attncert.kernel.uniform.checker — beside Lemma
 5's constant as published for the same weights, the logit's range Z over every length
 (the cap), the length from which K/n < Z, and on {0,1}ⁿ Theorem 6 for the model at every
 n ≥ N₀: E[CE_n] ≥ log(1 + e^{−min(K/n, Z)/2}) ≥ log(1 + e^{−K/(2n)}) → log 2. Each measured
@@ -294,7 +294,7 @@ def _outside_unbounded(args, model) -> list[str] | None:
     """With --certify/--uniform: the heads whose scores carry a term unbounded in n
     (ALiBi's −m·(i − j)), each in one sentence — Lemma 5 does not apply to such a model,
     whatever its weights; None when there is none (or neither option is given)."""
-    from attncert.kernel.uniform_classes import alibi_outside
+    from attncert.kernel.uniform.classes import alibi_outside
 
     if not (args.certify or args.uniform):
         return None
@@ -364,7 +364,7 @@ def _uniform_rows(uniform, report) -> list[dict]:
     ≤ K/n (None below N₀ or without a certificate)."""
     from fractions import Fraction
 
-    from attncert.kernel.dyadic import approx
+    from attncert.kernel.uniform.dyadic import approx
 
     out = []
     for r in report.profile.results:

@@ -1,7 +1,7 @@
 """``attncert soft-certify MODEL --n 1024``: a certified soft restriction and B(n).
 
 Builds one soft certificate for a softmax model at length n (attncert.soft.certified)
-and has it re-derived by the independent checker (attncert.kernel.soft):
+and has it re-derived by the independent checker (attncert.kernel.soft.checker):
 
 * B(n), a sound bound on |Δlogit| when one input symbol changes, over every string;
 * Theorem 6's certified cross-entropy floor (PARITY on {0,1}ⁿ; the 2-Dyck bracket-type

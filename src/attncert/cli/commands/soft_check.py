@@ -1,13 +1,13 @@
 """``attncert soft-check CERT``: re-check a soft certificate with the independent checker.
 
 CERT is a per-n soft certificate (``attncert soft-certify``, ``sensitivity --certify
---save``; checked by attncert.kernel.soft) or a length-uniform one (``sensitivity --uniform
---save-uniform``: B(n) ≤ K/n for every n ≥ N₀; checked by attncert.kernel.soft_uniform).
+--save``; checked by attncert.kernel.soft.checker) or a length-uniform one (``sensitivity --uniform
+--save-uniform``: B(n) ≤ K/n for every n ≥ N₀; checked by attncert.kernel.uniform.checker).
 
 The model is the one the certificate names (``zoo:NAME`` or the path recorded when it was
 written, a relative one looked up next to the certificate first) unless ``--model`` gives
 another; a model whose content hash differs from the
-certificate's is refused. Every number is re-derived (attncert.kernel.soft).
+certificate's is refused. Every number is re-derived (attncert.kernel.soft.checker).
 
     attncert soft-check cert.json
     attncert soft-check cert.json --model my_model.json --json
@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from attncert.io import check_header, read_json
-    from attncert.kernel import soft_uniform
-    from attncert.kernel.soft import check
+    from attncert.kernel.soft.checker import check
+    from attncert.kernel.uniform import checker as soft_uniform
     from attncert.soft.certified.certificate import load_certificate
 
     raw = read_json(args.cert)

@@ -6,7 +6,7 @@ completions with rigorous error bounds — counts its exact number of members of
 right or wrong; a cube that is not decided is split where a free position can capture
 the readout's attention, else on the position the bound blames most, one child per
 symbol. The tree is a certificate that the independent kernel
-(attncert.kernel.verify) re-derives leaf by leaf; only its counts are printed:
+(attncert.kernel.verify.checker) re-derives leaf by leaf; only its counts are printed:
 
     certified accuracy ∈ [right, right + undecided] / |Σ|ⁿ   (uniform distribution)
 

@@ -3,7 +3,7 @@
 The model is the one the certificate names (``model.source``: a zoo name, a path, or an
 embedded model) unless ``--model`` gives another; a model whose content hash differs is
 rejected. The partition, every leaf, every count and every witness are re-derived
-(attncert.kernel.verify).
+(attncert.kernel.verify.checker).
 
     attncert verify-check tree.json
     attncert verify-check tree.json --model my_model.json --json
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     from attncert.certificates.locate import resolve_source
     from attncert.certificates.verify import load_certificate
-    from attncert.kernel.verify import check
+    from attncert.kernel.verify.checker import check
     from attncert.soft.verify.outcome import sci, sci_up
 
     cert = load_certificate(args.cert)

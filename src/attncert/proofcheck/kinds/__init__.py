@@ -10,7 +10,7 @@ by re-running the search. Built-in kinds:
   arithmetic and the claim checker (:mod:`.lll_report`);
 - ``constants_report`` — Theorem 1's constant chain (:mod:`.constants_report`);
 - ``uniform_sensitivity`` — Hahn 2020 Lemma 5 / Theorem 6 at every n ≥ N₀, re-verified by
-  :func:`attncert.kernel.soft_uniform.check` (:mod:`.uniform_sensitivity`);
+  :func:`attncert.kernel.uniform.checker.check` (:mod:`.uniform_sensitivity`);
 - ``all_lengths`` — Yang et al. Proposition 11, Theorems 12–21, Corollaries 17, 18, 22, 23
   for every length n ≥ 1: the all-length kernel plus the bounded z3 part
   (:mod:`.all_lengths`);

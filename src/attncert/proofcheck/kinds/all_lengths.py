@@ -12,7 +12,7 @@ and the ``smt2/*.smt2`` queries of that bounded part.
 Re-verification:
 
 1. the certificate names the manifest's formula and this model (content hash), and the
-   trusted kernel :mod:`attncert.kernel.all_lengths` accepts it: every gadget against the
+   trusted kernel :mod:`attncert.kernel.all_lengths.checker` accepts it: every gadget against the
    exact weights, every closed-form bound re-derived from them and compared with the
    stored one, every proof checked by rules R1–R5 — the statement for every n ≥ N₀;
 2. n < N₀: every stored ``.smt2`` query re-decided by a fresh z3 process with the recorded
@@ -90,7 +90,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
 
 def check(ctx: Context) -> Outcome:
     from attncert.certificates.all_lengths import certificate_from_dict
-    from attncert.kernel.all_lengths import check as kernel_check
+    from attncert.kernel.all_lengths.checker import check as kernel_check
     from attncert.logic import parse, to_text
     from attncert.prove.all_lengths import recheck_bounded
     from attncert.prove.enumerate import enumerate_agreement

@@ -6,7 +6,7 @@ B(n) (every string, every changed position), Theorem 6's cross-entropy floor for
 and optionally a restriction whose decision is constant on every completion with a pair
 of completions of different membership.
 
-Re-verification: :func:`attncert.kernel.soft.check` re-derives every number from the
+Re-verification: :func:`attncert.kernel.soft.checker.check` re-derives every number from the
 model and the file (never re-running the search); the artifact also requires the
 parameters it was generated with (n, the restriction's presence) to match the file.
 
@@ -66,7 +66,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
 
 
 def check(ctx: Context) -> Outcome:
-    from attncert.kernel.soft import check as check_soft
+    from attncert.kernel.soft.checker import check as check_soft
 
     model = ctx.model
     assert model is not None

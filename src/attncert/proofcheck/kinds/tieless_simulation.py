@@ -61,9 +61,9 @@ CHECKED_MEANS = (
 )
 
 ALL_LENGTHS_MEANS = (
-    "; all lengths: the kernel (attncert.kernel.tieless_all_lengths) checks the error "
+    "; all lengths: the kernel (attncert.kernel.tieless) checks the error "
     "majorants C·N^a layer by layer for every N ≥ N0 tokens from the hypotheses H1–H3 "
-    "(gap, activation bound, margin), which attncert.kernel.tieless_program derives from the "
+    "(gap, activation bound, margin), which attncert.kernel.tieless.program derives from the "
     "weights for every length (or, when the certificate says they are not derived, which "
     "rest on the construction's proof); N0 is within the enumerated lengths and H1–H3 hold "
     "exactly on every enumerated input"
@@ -271,7 +271,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
         ),
         checked_by="attncert.proofcheck.kinds.tieless_simulation (exact forward passes, "
         "attncert.compile.tieless.check_uniform_tieless, arb error_bound"
-        + (", attncert.kernel.tieless_all_lengths)" if p.get("all_lengths") else ")"),
+        + (", attncert.kernel.tieless)" if p.get("all_lengths") else ")"),
         checked_means=CHECKED_MEANS + (ALL_LENGTHS_MEANS if p.get("all_lengths") else ""),
         model=ModelRef(MODEL_FILE, hard.digest, hard.name),
         parameters=p,
@@ -518,7 +518,7 @@ def _all_lengths(
     """The ``all_lengths`` section: the kernel's check for every N ≥ N₀, N₀ within the
     enumerated lengths, and the hypotheses H1–H3 true on every enumerated input (the rows
     recomputed above). Returns the fact established, or None after appending failures."""
-    from attncert.kernel import tieless_all_lengths as K
+    from attncert.kernel.tieless import checker as K
 
     max_len = max(r["n"] for r in rows)
     report = K.check(cert, soft)

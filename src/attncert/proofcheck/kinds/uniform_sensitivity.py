@@ -7,7 +7,7 @@ position classes and their feature ranges over all lengths, the per-step bounds 
 one propagation valid for every n ≥ N₀, the logit's range Z over every length, the length
 from which K/n < Z, and Theorem 6's PARITY floor log(1 + e^{−min(K/n, Z)/2}) at a few n.
 
-Re-verification: :func:`attncert.kernel.soft_uniform.check` re-derives every number from
+Re-verification: :func:`attncert.kernel.uniform.checker.check` re-derives every number from
 the model and the file (never re-running the search over bins); the artifact also requires
 the parameters it was generated with (N₀, bins) to be the file's. A second of work.
 
@@ -58,7 +58,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
         kind=KIND.name,
         exhibits=spec.exhibits,
         files=(entry(directory, CERT, "certificate"),),
-        checked_by="attncert.kernel.soft_uniform (check)",
+        checked_by="attncert.kernel.uniform (check)",
         checked_means=CHECKED_MEANS,
         model=ModelRef(ref, model.digest, model.name),
         parameters=p,
@@ -67,7 +67,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
 
 
 def check(ctx: Context) -> Outcome:
-    from attncert.kernel.soft_uniform import check as check_uniform
+    from attncert.kernel.uniform.checker import check as check_uniform
 
     model = ctx.model
     assert model is not None

@@ -20,7 +20,7 @@ propagation (issue 15):
 * :mod:`.restriction` — soft restrictions: untrusted greedy search, certified constant
   decisions, the misclassified pair;
 * :mod:`.certificate` — the versioned JSON certificate; the independent checker is
-  :mod:`attncert.kernel.soft`;
+  :mod:`attncert.kernel.soft.checker`;
 * :mod:`.uniform` — Lemma 5 uniformly in n: K with B(n) ≤ K/n for every n ≥ N₀ and
-  Theorem 6 at every such n (issue 23), checked by :mod:`attncert.kernel.soft_uniform`.
+  Theorem 6 at every such n (issue 23), checked by :mod:`attncert.kernel.uniform.checker`.
 """

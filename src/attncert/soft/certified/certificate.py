@@ -19,7 +19,7 @@ one input length n. Its optional parts:
     ρ ∈ (Σ ∪ {*})ⁿ and the decision every completion gets: ``z_range`` is the certified
     range of the logit over all completions and excludes 0. Without ``method`` the range
     comes from the interval propagation; ``method: "affine"`` names the affine-form
-    propagation around the completion ``base`` (:mod:`attncert.kernel.soft_affine`),
+    propagation around the completion ``base`` (:mod:`attncert.kernel.soft.affine.bound`),
     which the checker re-runs from ρ and ``base``.
 ``pair``
     two completions of ρ that differ in membership in ``language``; the model gives
@@ -34,7 +34,7 @@ one input length n. Its optional parts:
 ``trace``
     untrusted notes (timings, measured values, diagnosis); the checker ignores it.
 
-The independent checker is :mod:`attncert.kernel.soft`.
+The independent checker is :mod:`attncert.kernel.soft.checker`.
 """
 
 from __future__ import annotations
@@ -87,9 +87,9 @@ class SensitivityClaim:
 @dataclass(frozen=True)
 class RestrictionClaim:
     """ρ, its constant decision and the logit's certified range over its completions,
-    by ``method``: "box" (interval propagation, :mod:`attncert.kernel.soft_propagate`)
+    by ``method``: "box" (interval propagation, :mod:`attncert.kernel.soft.propagate`)
     or "affine" (affine forms around the completion ``base``,
-    :mod:`attncert.kernel.soft_affine`)."""
+    :mod:`attncert.kernel.soft.affine.bound`)."""
 
     rho: str
     decision: bool

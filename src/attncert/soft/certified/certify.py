@@ -8,8 +8,8 @@ misclassified pair, then the independent checker.
    closer preference g = ℓ_) − ℓ_] and the bracket-type floor (:mod:`.floor`);
 2. optionally a restriction with many free positions whose decision is certified constant
    (:mod:`.restriction`), and two completions of different membership, their logits
-   decided in arb (:func:`attncert.kernel.soft.decide`);
-3. :func:`attncert.kernel.soft.check` re-derives everything from the model and the
+   decided in arb (:func:`attncert.kernel.soft.checker.decide`);
+3. :func:`attncert.kernel.soft.checker.check` re-derives everything from the model and the
    certificate.
 
 Python::
@@ -34,8 +34,8 @@ from fractions import Fraction
 import numpy as np
 
 from attncert.errors import InputError
-from attncert.kernel import soft as K
-from attncert.kernel.uniform_classes import alibi_outside
+from attncert.kernel.soft import checker as K
+from attncert.kernel.uniform.classes import alibi_outside
 from attncert.languages import language as make_language
 from attncert.model.spec import Model
 from attncert.soft.certified import floor as FL

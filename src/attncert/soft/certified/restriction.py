@@ -9,7 +9,7 @@ rejected). Two propagations can certify it:
 * ``"box"`` — interval bounds per row (:func:`attncert.soft.certified.propagate.propagate`
   with the restriction's option sets; the kernel re-derives them with its own code);
 * ``"affine"`` — affine forms in the free positions' choices around a base completion
-  (:func:`attncert.kernel.soft_affine.restriction_range`, the kernel's own evaluator,
+  (:func:`attncert.kernel.soft.affine.bound.restriction_range`, the kernel's own evaluator,
   which the search calls as its oracle and the checker calls again from the
   certificate). It keeps the correlations that boxes lose through LayerNorm and a
   second attention layer, and is what certifies restrictions on the trained two-layer
@@ -25,7 +25,7 @@ candidate is certified afresh.
 
 Two completions of a certified ρ that differ in membership (PARITY: flip one free bit)
 are classified the same, so the model is wrong on one of them; the pair is re-checked by
-the rigorous evaluator of :mod:`attncert.kernel.soft`.
+the rigorous evaluator of :mod:`attncert.kernel.soft.checker`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
-from attncert.kernel.soft_bounds import Undecided
+from attncert.kernel.core.bounds import Undecided
+from attncert.kernel.soft.affine.bound import Unsupported, applicable, restriction_range
 from attncert.model.forward import forward
 from attncert.model.spec import Model
 from attncert.soft.certified.propagate import propagate, restriction_inputs

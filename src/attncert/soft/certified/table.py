@@ -4,7 +4,7 @@ ratios, and Theorem 6's certified floor beside the measured cross-entropy.
 :func:`certified_rows` runs the certification for each n of a
 :class:`attncert.soft.report.SensitivityReport` (whose measured maxima come from the
 adversarial search), has every certificate re-derived by the independent checker
-(:func:`attncert.kernel.soft.check`), and samples the cross-entropy;
+(:func:`attncert.kernel.soft.checker.check`), and samples the cross-entropy;
 :func:`format_certified` prints the table that ``attncert sensitivity --certify`` shows.
 A bound that is the logit's range over all strings is labelled a *range cap*; the
 Lemma-5 column says *cap* where the induction is capped.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from attncert.kernel import soft as K
+from attncert.kernel.soft import checker as K
 from attncert.model.spec import Model
 from attncert.soft.certified import floor as FL
 from attncert.soft.certified.certificate import SoftCertificate

@@ -6,9 +6,9 @@ strings x of length n and positions i other than the readout token. Hahn's Lemma
 B(n) = O(1/n) for a softmax transformer whose parameters do not depend on n and whose
 positional features are bounded; :func:`certify_uniform` computes the constant for one
 model, with one propagation valid for all n ≥ N₀ at once
-(:mod:`attncert.kernel.uniform_propagate`: position classes whose feature ranges hold for
+(:mod:`attncert.kernel.uniform.propagate`: position classes whose feature ranges hold for
 every length, one key's weight ≤ e^Δ/(n − 1), every change bound a multiple of 1/(N − 1)),
-and has :mod:`attncert.kernel.soft_uniform` re-derive every claim. What is untrusted here is
+and has :mod:`attncert.kernel.uniform.checker` re-derive every claim. What is untrusted here is
 only the choice of the number of relative-position bins M (the smallest K over a few M),
 the 2⁻³⁰ widening of the claims, and the comparison with Hahn's published constant
 (:mod:`attncert.soft.bounds`).
@@ -39,11 +39,11 @@ import mpmath
 
 from attncert.errors import ParameterError, UnsupportedError
 from attncert.io import write_atomic
-from attncert.kernel import dyadic as Q
-from attncert.kernel import soft_uniform as KU
-from attncert.kernel.soft_bounds import Undecided
-from attncert.kernel.uniform_classes import hypotheses
-from attncert.kernel.uniform_propagate import up_float
+from attncert.kernel.core.bounds import Undecided
+from attncert.kernel.uniform import checker as KU
+from attncert.kernel.uniform import dyadic as Q
+from attncert.kernel.uniform.classes import hypotheses
+from attncert.kernel.uniform.propagate import up_float
 from attncert.model.spec import Model
 from attncert.soft.certified.certify import widen
 from attncert.verdicts import Verdict
@@ -333,7 +333,7 @@ def format_uniform(u: UniformOutcome, ns=(), measured=None) -> str:
     c = u.certificate
     lines.append(
         f"  for every n ≥ N₀ = {c['n0']}: B(n) ≤ K/n with K = {Q.approx(u.k, 6)} "
-        f"({c['bins']} relative-position bins; checked by attncert.kernel.soft_uniform)"
+        f"({c['bins']} relative-position bins; checked by attncert.kernel.uniform.checker)"
     )
     pub = u.published
     if pub is not None:

@@ -19,7 +19,7 @@ deeper down. A free position's *potential* is
 max over heads and symbols of β·(its score − the best score of a fixed token): ≥ 0 means
 it can take the attention from every fixed token. A free readout position comes first of
 all (+∞): its own symbol decides the query. Nothing here is trusted: it only
-chooses where to split; every leaf is re-derived by :mod:`attncert.kernel.verify`.
+chooses where to split; every leaf is re-derived by :mod:`attncert.kernel.verify.checker`.
 """
 
 from __future__ import annotations

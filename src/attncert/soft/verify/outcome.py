@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from attncert.certificates.verify import VerifyCertificate, count_text
-from attncert.kernel.verify import VerifyCheckReport
+from attncert.kernel.verify.checker import VerifyCheckReport
 from attncert.soft.verify.search import SearchStats
 from attncert.verdicts import Verdict
 

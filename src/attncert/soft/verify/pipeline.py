@@ -10,7 +10,7 @@ The pipeline (untrusted search, trusted check):
    one-string leaf (:mod:`attncert.soft.verify.witness`);
 3. the tree, each leaf's claims and the totals become a verification certificate
    (:mod:`attncert.certificates.verify`);
-4. :func:`attncert.kernel.verify.check` re-derives every leaf, the partition, the counts
+4. :func:`attncert.kernel.verify.checker.check` re-derives every leaf, the partition, the counts
    and the witnesses from the model and the certificate; only its numbers are reported.
 
 Certified accuracy under the uniform distribution on Σⁿ is then right/|Σ|ⁿ ≤ accuracy ≤
@@ -38,8 +38,8 @@ import numpy as np
 
 from attncert.certificates.verify import TOLERANCE, VerifyCertificate
 from attncert.errors import InputError, UnsupportedError
-from attncert.kernel.soft_batch import unsupported
-from attncert.kernel.verify import check
+from attncert.kernel.soft.batch import unsupported
+from attncert.kernel.verify.checker import check
 from attncert.languages import language as make_language
 from attncert.languages.base import Language
 from attncert.languages.counting import supported

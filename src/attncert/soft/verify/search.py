@@ -2,10 +2,10 @@
 
 The root is the cube of all |Σ|ⁿ strings. A cube is decided when the model's decision is
 certified constant on it — the affine-form propagation of
-:func:`attncert.kernel.soft_affine.restriction_range` (the kernel's own evaluator, used
+:func:`attncert.kernel.soft.affine.bound.restriction_range` (the kernel's own evaluator, used
 here as the oracle) gives a logit range that excludes 0 — or, when it is small, by
 evaluating every completion with rigorous error bounds
-(:func:`attncert.kernel.verify.exhaustive_decisions`). A cube that is not decided is
+(:func:`attncert.kernel.verify.checker.exhaustive_decisions`). A cube that is not decided is
 split on one free position into |Σ| children, one per symbol (the α,β-CROWN pattern:
 bound, then branch where the bound blames most). Cubes are taken largest first, so the
 undecided measure falls as fast as the bound allows; when the budget (time, nodes) runs
@@ -25,7 +25,7 @@ into the tree as a one-string leaf (:mod:`attncert.soft.verify.witness`; a quart
 node budget at most is kept back for it). A bound whose estimated memory exceeds
 :data:`MEMORY_CAP` is not attempted (:func:`bound_memory`).
 
-Every leaf's claims are re-derived by :mod:`attncert.kernel.verify`; nothing here is
+Every leaf's claims are re-derived by :mod:`attncert.kernel.verify.checker`; nothing here is
 trusted.
 """
 
@@ -40,9 +40,9 @@ import numpy as np
 
 from attncert.certificates.verify import Leaf, Node
 from attncert.errors import UnsupportedError
-from attncert.kernel.soft_affine import Unsupported, applicable, restriction_range
-from attncert.kernel.soft_bounds import Undecided
-from attncert.kernel.verify import decide_string, exhaustive_decisions
+from attncert.kernel.core.bounds import Undecided
+from attncert.kernel.soft.affine.bound import Unsupported, applicable, restriction_range
+from attncert.kernel.verify.checker import decide_string, exhaustive_decisions
 from attncert.languages.base import Language
 from attncert.languages.counting import completion, count_members, cube_size
 from attncert.model.forward import forward
@@ -336,7 +336,7 @@ def bound_memory(model: Model, n: int, free: int) -> float:
 
 def bound_reach(model: Model, n: int) -> tuple[int, str]:
     """The largest number of free positions for which the affine method applies at length
-    n — its work budget (:func:`~attncert.kernel.soft_affine.applicable`) grows with the
+    n — its work budget (:func:`~attncert.kernel.soft.affine.bound.applicable`) grows with the
     free positions — and fits :data:`MEMORY_CAP` (:func:`bound_memory`); and why it is
     refused beyond that."""
 

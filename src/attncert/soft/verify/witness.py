@@ -19,7 +19,7 @@ module
    evaluation costs O(n²) and, on deep models, seconds) — and its siblings stay open.
 
 The partition and the undecided measure stay exact; the leaf adds its exact right and
-wrong count and its witness, which :mod:`attncert.kernel.verify` re-derives like any
+wrong count and its witness, which :mod:`attncert.kernel.verify.checker` re-derives like any
 other leaf. Nothing here is trusted: a float misclassification that arb does
 not confirm simply yields a leaf without a wrong string, and the next candidate is tried.
 """

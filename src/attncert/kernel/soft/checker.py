@@ -1,0 +1,470 @@
+"""The independent checker of soft certificates (trusted; issue 15).
+
+``check(cert, model)`` re-derives every number of an ``attncert-soft-certificate`` from
+the model and the certificate, with its own code (imports: numpy, python-flint,
+:mod:`attncert.errors`, :mod:`attncert.io`, the model loader, and
+:mod:`attncert.kernel.soft.propagate`, ``soft_heads``, ``soft_readout``,
+``soft_bounds``, ``soft_affine``, ``affine``, :mod:`attncert.kernel.hard.decide`), and
+accepts only if every claim holds:
+
+1. **identity** — the model's content hash and n are the certificate's;
+2. **sensitivity** — for every readout symbol, an outward-rounded bound propagation over
+   all strings of length n re-derives the logit's range [z_lo, z_hi] and the
+   one-position change bound; the claims must be sound (range ⊇ re-derived, change ≥
+   re-derived) and ``bound`` ≥ max_σ min(z_hi − z_lo, change);
+3. **floor** — Theorem 6's floor ≤ log(1 + e^{−B/2}) (arb), for PARITY, or
+   ≤ (1 − p)·P(U_n)·log(1 + e^{−B/2}) for the 2-Dyck bracket-type sub-task (P(U_n) by a
+   height DP in arb);
+4. **restriction** — the same propagation over all completions of ρ (or, for
+   ``method: "affine"``, the affine-form propagation around the recorded completion
+   ``base``, :mod:`attncert.kernel.soft.affine.bound`) re-derives a logit range that excludes
+   0 on the side of the claimed decision;
+5. **pair** — two completions of ρ that differ in membership, whose logits, evaluated by
+   the kernel's rigorous forward pass (:func:`attncert.kernel.core.trace.forward_rigorous`:
+   arb at the least precision that decides the sign, 53 → 4096 bits), are exactly the
+   recorded balls at the recorded precisions and both have the
+   decision's sign (an undecided sign is refused).
+
+Besides soundness, every claimed number must be within the certificate's relative
+``tolerance`` of what is re-derived (this detects edited files; soundness never uses
+it).
+
+The propagation (per token position: a box over all inputs, a bound on the change when
+another position changes, and one when the position itself changes):
+
+* layer 0 exactly per allowed token; LayerNorm with the variance lower bound
+  mean_k dist(0, C_k)² over the box (C_k the exact range of the centred coordinate),
+  Lipschitz constant 1/√(var_lo + ε) (:mod:`attncert.kernel.core.bounds`);
+* a softmax head at query j: score intervals s_jw = β q_j·k_w; a key's weight lies in
+  [L_w/(L_w + Σ_{v≠w} U_v), U_w/(U_w + Σ_{v≠w} L_v)] (L ≤ e^{lo − m} ≤ e^{hi − m} ≤ U);
+  the output range is the hull of the visible values ∩ the weight-box LP bounded by
+  weak duality, t + Σ u(h − t)⁺ − Σ l(t − h)⁺ at 32 candidate t; in layer 1 the exact
+  fractional program (Dinkelbach, certified by F(λ⁺) ≤ 0). The change at j ≠ i is
+  max_i u_ji·max(v_hi,i − M_lo, M_hi − v_lo,i) + max_w Δṽ_w + min(1, 2ε_j)·width_j with
+  ε_j = β(Δq_j·max|k| + max|q_j|·max Δk); at j = i the width of j's output range;
+* feed-forward layers: interval maps, act′ enclosures for the change;
+* version-3 kinds (model-file version 3; ALiBi stays refused): RMSNorm as LayerNorm
+  without centring (m ≥ mean_k dist(0, [lo_k, hi_k])², Jacobian s(I − nnᵀ/d)); gated
+  MLPs with J = [W₂ W₂] diag(act′(g)⊙u, act(g)) [W_g; W₁]; SiLU (unimodal, min ≥
+  −0.2785 with argmin in (−1.28, −1.27), SiLU′ ∈ [−0.1, 1.1]); RoPE heads rotate q and
+  k boxes at each row's position with arb cos/sin enclosures, changes by
+  |c|δ₁ + |s|δ₂ ∧ √(δ₁² + δ₂²) per pair; a parallel layer's FFN reads the layer input;
+* at the readout (no LayerNorm after the last attention): the logit is bounded through
+  the last FFN by per-unit lines act(p) − s·p ∈ [m, M] and a linear functional of the
+  attention outputs, bounded by the same LP / fractional program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from flint import arb, ctx
+
+from attncert.arith.field import Undecided
+from attncert.errors import InputError, SpecError
+from attncert.kernel.core import bounds as B
+from attncert.kernel.core.failure import CheckReport, Failure
+from attncert.kernel.core.trace import forward_rigorous
+from attncert.kernel.soft.affine.bound import Unsupported, restriction_range
+from attncert.kernel.soft.propagate import (
+    SUPPORTED,
+    propagate,
+    readout_index,
+    split_by_symbol,
+)
+from attncert.model.spec import Model, Readout
+
+__implements__ = (
+    "Hahn Lemma 5",
+    "Hahn Theorem 6",
+)
+
+FORMAT, VERSION = "attncert-soft-certificate", 1
+
+
+SoftCheckReport = CheckReport  # what the checker answers (attncert.kernel.core.failure)
+
+
+# ----------------------------------------------------------------------------- pairs
+
+
+def decide(model: Model, string: str) -> tuple[int | None, arb | None]:
+    """The precision at which :func:`attncert.kernel.core.trace.forward_rigorous` decides the
+    logit's sign (53 → 4096 bits) and the logit's ball there; (None, None) if even 4096
+    bits leave 0 inside (never guessed)."""
+    try:
+        trace = forward_rigorous(model, string)
+    except Undecided:
+        return None, None
+    return trace.precision, trace.logit
+
+
+def ball_text(x: arb) -> str:
+    """An exact text of the ball: mantissa p exponent ± mantissa p exponent."""
+    mm, me = x.mid().man_exp()
+    rm, re_ = x.rad().man_exp()
+    return f"{mm}p{me} +/- {rm}p{re_}"
+
+
+# ----------------------------------------------------------------------------- the check
+
+
+def _field(d, key, kind, where, optional=False):
+    if not isinstance(d, dict):
+        raise SpecError("expected a JSON object", where=where)
+    v = d.get(key)
+    if v is None:
+        if optional:
+            return None
+        raise SpecError(f"missing field {key!r}", where=where)
+    if kind is float and isinstance(v, int) and not isinstance(v, bool):
+        v = float(v)
+    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
+        raise SpecError(f"field {key!r} has the wrong type {type(v).__name__}", where=where)
+    return v
+
+
+def _range(d, where):
+    z = _field(d, "z_range", list, where)
+    if len(z) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in z):
+        raise SpecError("z_range must be two numbers", where=where)
+    return float(z[0]), float(z[1])
+
+
+def _readout_model(model: Model, spec):
+    """The model whose readout is the claimed functional, and the rounding error of its
+    weights (lm_difference a − b is rounded to float; the error is added to the bound)."""
+    if spec == "accept":
+        return model, 0.0
+    pair = spec.get("lm_difference") if isinstance(spec, dict) else None
+    r = model.readout
+    if not (isinstance(pair, list) and len(pair) == 2 and all(p in r.lm_symbols for p in pair)):
+        raise SpecError(f"readout {spec!r}", expected="'accept' or {'lm_difference': [a, b]}")
+    i, j = (r.lm_symbols.index(p) for p in pair)
+    w = r.lm_weight[i] - r.lm_weight[j]
+    b = float(r.lm_bias[i] - r.lm_bias[j])
+    err_w = np.maximum(B.up(w) - w, w - B.dn(w))  # ≥ |exact − float| (one rounding)
+    err_b = float(max(B.up(b) - b, b - B.dn(b)))
+    derived = dataclasses.replace(model, readout=Readout(w, b, position=r.position))
+    return derived, (err_w, err_b)
+
+
+def check(data: dict, model: Model) -> SoftCheckReport:
+    """Re-derive every claim of the certificate ``data`` (a parsed JSON object) for
+    ``model`` (module docstring)."""
+    fails: list[Failure] = []
+    facts: list[str] = []
+
+    def fail(claim, where, reason):
+        fails.append(Failure(claim, where, reason))
+        return SoftCheckReport(False, tuple(fails), tuple(facts))
+
+    try:
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            return fail("format", "format/version", f"expected {FORMAT!r} version {VERSION}")
+        m = _field(data, "model", dict, "model")
+        digest = _field(m, "sha256", str, "model")
+        if digest != model.digest:
+            return fail(
+                "model",
+                "model.sha256",
+                f"certificate is for model {digest[:12]}…, "
+                f"this model's hash is {model.digest[:12]}…",
+            )
+        unsupported = [k for k in model.new_kinds if k not in SUPPORTED]
+        if unsupported:
+            return fail(
+                "model",
+                "model",
+                "the soft checker's propagation does not support models with "
+                + ", ".join(unsupported),
+            )
+        n = _field(data, "n", int, "n")
+        if n < 1:
+            return fail("n", "n", f"length {n}")
+        meth = _field(data, "method", dict, "method")
+        lp = _field(meth, "lp", bool, "method")
+        tol = _field(meth, "tolerance", float, "method")
+        if not 0 <= tol <= 1e-3:
+            return fail("method", "method.tolerance", f"{tol} is outside [0, 1e-3]")
+        facts.append(f"model {model.name} ({model.digest[:12]}…), n = {n}")
+
+        def close(claimed, derived, what, where, side):
+            """Soundness (side 'up': claimed ≥ derived; 'down': ≤) and fidelity."""
+            bad = claimed < derived if side == "up" else claimed > derived
+            if bad:
+                return f"claimed {what} {claimed!r} is not sound: re-derived {derived!r}"
+            if abs(claimed - derived) > tol * max(1.0, abs(derived)):
+                return (
+                    f"claimed {what} {claimed!r} is not what the propagation gives "
+                    f"({derived!r}, tolerance {tol})"
+                )
+            return None
+
+        claims = data.get("sensitivity") or []
+        if not isinstance(claims, list):
+            return fail("format", "sensitivity", "expected a list of claims")
+        for sens in claims:
+            model_s, err = _readout_model(
+                model, _field(sens, "readout", (str, dict), "sensitivity")
+            )
+            per = _field(sens, "per_symbol", list, "sensitivity")
+            r = readout_index(model, n)
+            off = model.input_offset()
+            symbols = list(model.alphabet) if r is not None and 0 <= r - off < n else [None]
+            if [e.get("symbol") if isinstance(e, dict) else e for e in per] != symbols:
+                return fail(
+                    "sensitivity",
+                    "sensitivity.per_symbol",
+                    f"one entry per readout symbol {symbols} is needed",
+                )
+            worst = 0.0
+            shared = None  # one pass for all symbols unless the back-substitution applies
+            if symbols != [None] and not split_by_symbol(model_s, r):
+                shared = propagate(model_s, "*" * n, True, lp)[4]
+            for k, (entry, sym) in enumerate(zip(per, symbols, strict=True)):
+                where = f"sensitivity.per_symbol[{k}]"
+                rho = ["*"] * n
+                if shared is not None:
+                    _, z_lo, z_hi, change, r_abs = shared[k]
+                else:
+                    if sym is not None:
+                        rho[r - off] = sym
+                    z_lo, z_hi, change, r_abs, _ = propagate(model_s, "".join(rho), True, lp)
+                if err != 0.0:  # the float lm difference errs by ≤ err_w·|r| + err_b
+                    slack = float(B.up(B.pmat_up(err[0][None], r_abs[:, None])[0, 0] + err[1]))
+                    z_lo, z_hi = float(B.dn(z_lo - slack)), float(B.up(z_hi + slack))
+                    change = float(B.up(change + 2 * slack))
+                c_lo, c_hi = _range(entry, where)
+                for msg in (
+                    close(c_lo, z_lo, "z_lo", where, "down"),
+                    close(c_hi, z_hi, "z_hi", where, "up"),
+                    close(
+                        _field(entry, "propagated", float, where),
+                        change,
+                        "propagated bound",
+                        where,
+                        "up",
+                    ),
+                ):
+                    if msg:
+                        return fail("sensitivity", where, msg)
+                bound = min(float(B.up(c_hi - c_lo)), _field(entry, "propagated", float, where))
+                if close(_field(entry, "bound", float, where), bound, "bound", where, "up"):
+                    return fail(
+                        "sensitivity", where, close(entry["bound"], bound, "bound", where, "up")
+                    )
+                worst = max(worst, entry["bound"])
+            b_claim = _field(sens, "bound", float, "sensitivity")
+            msg = close(b_claim, worst, "B(n)", "sensitivity.bound", "up")
+            if msg:
+                return fail("sensitivity", "sensitivity.bound", msg)
+            facts.append(
+                f"B({n}) = {b_claim:.6g} for readout {sens['readout']} re-derived "
+                f"({len(symbols)} readout symbol(s))"
+            )
+            floor = sens.get("floor")
+            if floor is not None:
+                msg = _floor_applies(floor, sens["readout"], model) or _check_floor(
+                    floor, b_claim, n, tol
+                )
+                if msg:
+                    return fail("floor", "sensitivity.floor", msg)
+                facts.append(f"cross-entropy floor {floor['nats']:.6g} nats ({floor['kind']})")
+        rest = data.get("restriction")
+        rho = None
+        decision = None
+        if rest is not None:
+            rho = _field(rest, "rho", str, "restriction")
+            if len(rho) != n or any(c != "*" and c not in model.alphabet for c in rho):
+                return fail(
+                    "restriction", "restriction.rho", f"not a length-{n} restriction over Σ ∪ {{*}}"
+                )
+            decision = _field(rest, "decision", bool, "restriction")
+            c_lo, c_hi = _range(rest, "restriction")
+            how = rest.get("method", "box")
+            if how == "box":
+                z_lo, z_hi, _, _, _ = propagate(model, rho, False, lp)
+            elif how == "affine":
+                base = _field(rest, "base", str, "restriction")
+                try:
+                    got = restriction_range(model, rho, base)
+                except InputError as err:
+                    return fail("restriction", "restriction.base", err.message)
+                except Unsupported as err:
+                    return fail("restriction", "restriction.method", str(err))
+                z_lo, z_hi = got.z_lo, got.z_hi
+            else:
+                return fail(
+                    "restriction", "restriction.method", f"{how!r}: expected 'box' or 'affine'"
+                )
+            for msg in (
+                close(c_lo, z_lo, "z_lo", "restriction", "down"),
+                close(c_hi, z_hi, "z_hi", "restriction", "up"),
+            ):
+                if msg:
+                    return fail("restriction", "restriction.z_range", msg)
+            if (decision and not c_lo > 0) or (not decision and not c_hi < 0):
+                return fail(
+                    "restriction",
+                    "restriction.decision",
+                    f"the certified range [{c_lo!r}, {c_hi!r}] does not exclude 0 on the side of "
+                    f"decision {decision}",
+                )
+            facts.append(
+                f"every completion of ρ ({rho.count('*')}/{n} free) gets decision {decision} "
+                f"({how} propagation), "
+                f"margin ≥ {min(abs(c_lo), abs(c_hi)) if decision is not None else 0:.4g}"
+            )
+        pair = data.get("pair")
+        if pair is not None:
+            msg = _check_pair(pair, model, n, rho, decision)
+            if msg:
+                return fail("pair", *msg)
+            facts.append(
+                f"pair {pair['strings'][0][:16]}… / {pair['strings'][1][:16]}… differs in "
+                f"{pair['language']} and both get {pair['decision']} (arb, {pair['precisions']} bits)"
+            )
+    except SpecError as err:
+        return fail("format", err.where or "certificate", err.message)
+    except B.Undecided as err:
+        return fail("arithmetic", "propagation", f"undecided: {err}")
+    return SoftCheckReport(True, (), tuple(facts))
+
+
+def _floor_applies(floor, readout, model: Model):
+    """The PARITY floor is about σ(accept logit) on {0,1}ⁿ; the 2-Dyck one about the
+    next-symbol head's ) versus ] preference."""
+    kind = floor.get("kind") if isinstance(floor, dict) else None
+    if kind == "parity" and (readout != "accept" or set(model.alphabet) != {"0", "1"}):
+        return "the PARITY floor needs the accept readout of a model over {0, 1}"
+    dyck = set(model.alphabet) == set("()[]")
+    if kind == "dyck2-bracket-type" and (readout != {"lm_difference": [")", "]"]} or not dyck):
+        return (
+            "the 2-Dyck floor needs a model over ()[] and the readout {'lm_difference': [')', ']']}"
+        )
+    return None
+
+
+def _check_floor(floor, b_claim: float, n: int, tol: float):
+    kind = _field(floor, "kind", str, "sensitivity.floor")
+    nats = _field(floor, "nats", float, "sensitivity.floor")
+    old = ctx.prec
+    ctx.prec = 200
+    try:
+        return _floor_at_200(floor, kind, nats, b_claim, n, tol)
+    finally:
+        ctx.prec = old
+
+
+def _floor_at_200(floor, kind, nats, b_claim, n, tol):
+    term = (1 + (-arb(b_claim) / 2).exp()).log()
+    if kind == "parity":
+        derived = B.ball(term)[0]
+    elif kind == "dyck2-bracket-type":
+        p = _field(floor, "p", str, "sensitivity.floor")
+        num, _, den = p.partition("/")
+        if not (num.isdigit() and (den == "" or den.isdigit())):
+            return f"p = {p!r} is not a fraction"
+        pa = arb(int(num)) / (int(den) if den else 1)
+        if not 0 < pa < arb(1) / 2:
+            return f"p = {p} is outside (0, 1/2)"
+        pu = _unbalanced(pa, n)
+        pu_claim = _field(floor, "P_U", float, "sensitivity.floor")
+        if not (B.ball(pu)[0] - tol <= pu_claim <= B.ball(pu)[1]):
+            return f"claimed P(U_n) = {pu_claim!r} is not the certified {pu}"
+        derived = B.ball((1 - pa) * pu * term)[0]
+    else:
+        return f"unknown floor kind {kind!r}"
+    derived = max(derived, 0.0)  # an excess over the optimum is never negative
+    if nats > derived:
+        return f"claimed floor {nats!r} nats exceeds the certified {derived!r}"
+    if derived - nats > tol * max(1.0, derived):
+        return f"claimed floor {nats!r} is not what B gives ({derived!r})"
+    return None
+
+
+def _unbalanced(pa: arb, n: int) -> arb:
+    """P(prefix of length n is unbalanced and ends with a closer | length ≥ n), 2-Dyck PCFG
+    (heights chain: up p, down 1 − p if h > 0, stop 1 − p at h = 0), in arb."""
+    if n < 2:
+        return arb(0)
+    qa = 1 - pa
+    opened, closed = [arb(0)] * (n + 2), [arb(0)] * (n + 2)
+    opened[1] = pa
+    for _ in range(n - 1):
+        tot = [a + b for a, b in zip(opened, closed, strict=True)]
+        opened = [arb(0)] + [x * pa for x in tot[:-1]]
+        closed = [x * qa for x in tot[1:]] + [arb(0)]
+        s = float((sum(opened, arb(0)) + sum(closed, arb(0))).mid())  # exact rescaling
+        opened, closed = [x / s for x in opened], [x / s for x in closed]
+    return sum(closed[1:], arb(0)) / (sum(opened, arb(0)) + sum(closed, arb(0)))
+
+
+def _check_pair(pair, model: Model, n: int, rho, decision):
+    strings = _field(pair, "strings", list, "pair")
+    if len(strings) != 2 or not all(isinstance(s, str) and len(s) == n for s in strings):
+        return "pair.strings", f"two strings of length {n} are needed"
+    if strings[0] == strings[1]:
+        return "pair.strings", "the two strings are equal"
+    if rho is None:
+        return "pair", "a pair needs a restriction whose decision it inherits"
+    for s in strings:
+        if any(r != "*" and r != c for r, c in zip(rho, s, strict=True)) or any(
+            c not in model.alphabet for c in s
+        ):
+            return "pair.strings", f"{s[:24]}… is not a completion of the restriction"
+    name = _field(pair, "language", str, "pair")
+    member = _membership(name)
+    if member is None:
+        return (
+            "pair.language",
+            f"the checker decides membership for parity, parity-odd, dyck1, dyck2, not {name!r}",
+        )
+    mem = [member(s) for s in strings]
+    if mem[0] == mem[1]:
+        return "pair.strings", f"both strings have membership {mem[0]} in {name}"
+    if _field(pair, "membership", list, "pair") != mem:
+        return "pair.membership", f"the strings' membership is {mem}"
+    if _field(pair, "decision", bool, "pair") != decision:
+        return "pair.decision", f"the restriction's certified decision is {decision}"
+    precs = _field(pair, "precisions", list, "pair")
+    texts = _field(pair, "logits", list, "pair")
+    if len(precs) != 2 or len(texts) != 2:
+        return "pair", "two precisions and two logit enclosures are needed"
+    for k, s in enumerate(strings):
+        prec, ball_ = decide(model, s)
+        if prec is None:
+            return f"pair.logits[{k}]", "the logit's sign is undecided at 4096 bits"
+        if precs[k] != prec:
+            return f"pair.precisions[{k}]", f"the sign is decided at {prec} bits, not {precs[k]!r}"
+        if not (ball_ > 0 if decision else ball_ <= 0):  # accept iff logit > 0
+            return f"pair.logits[{k}]", f"the logit {ball_} does not give the decision {decision}"
+        if texts[k] != ball_text(ball_):
+            return (
+                f"pair.logits[{k}]",
+                f"the recorded enclosure is not the evaluation at {prec} bits ({ball_text(ball_)})",
+            )
+    return None
+
+
+def _membership(name: str):
+    if name == "parity":
+        return lambda s: s.count("1") % 2 == 0
+    if name == "parity-odd":
+        return lambda s: s.count("1") % 2 == 1
+    if name in ("dyck1", "dyck2"):
+        pairs = {")": "(", "]": "["} if name == "dyck2" else {")": "("}
+
+        def dyck(s):
+            stack = []
+            for c in s:
+                if c in pairs.values():
+                    stack.append(c)
+                elif c not in pairs or not stack or stack.pop() != pairs[c]:
+                    return False
+            return not stack
+
+        return dyck
+    return None
