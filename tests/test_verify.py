@@ -475,7 +475,14 @@ def test_an_exhaustive_count_edit_and_another_model_are_rejected(exhaustive_tree
 def test_the_kernel_checker_imports_no_search_code():
     import ast
 
-    src = Path(__file__).resolve().parents[1] / "src" / "attncert" / "kernel" / "verify" / "checker.py"
+    src = (
+        Path(__file__).resolve().parents[1]
+        / "src"
+        / "attncert"
+        / "kernel"
+        / "verify"
+        / "checker.py"
+    )
     names = {
         (n.module or "") if isinstance(n, ast.ImportFrom) else a.name
         for n in ast.walk(ast.parse(src.read_text()))
