@@ -116,6 +116,18 @@ class TielessReport:
 
 def uniform_heads(model: Model) -> tuple[tuple[int, int], ...]:
     """Heads with W_Qᵀ W_K = 0 exactly (scores identically 0)."""
+    key = (model.digest, "uniform_heads")
+    if key not in _UNIFORM_CACHE:
+        _UNIFORM_CACHE[key] = _uniform_heads(model)
+    return _UNIFORM_CACHE[key]
+
+
+# a function of the weights alone (the content hash); asked once per length by the
+# per-length certification up to n = 1024
+_UNIFORM_CACHE: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
+
+
+def _uniform_heads(model: Model) -> tuple[tuple[int, int], ...]:
     ew = exact_weights(model)
     out = []
     for li, layer in enumerate(ew.layers):
@@ -141,6 +153,18 @@ def check_uniform_tieless(
             where="max_len",
             expected=f"at most {max_strings} strings (raise max_strings)",
         )
+    key = (model.digest, model.name, max_len, stop_at_tie)
+    if key not in _TIELESS_CACHE:
+        _TIELESS_CACHE[key] = _check_all(model, max_len, stop_at_tie)
+    return _TIELESS_CACHE[key]
+
+
+# the check is a function of the weights (the content hash) and the name it reports: the
+# compiler, the proof kinds and the CLI ask it again for the same model
+_TIELESS_CACHE: dict[tuple[str, str, int, bool], TielessReport] = {}
+
+
+def _check_all(model: Model, max_len: int, stop_at_tie: bool) -> TielessReport:
     uni = set(uniform_heads(model))
     reports = []
     for n in range(1, max_len + 1):

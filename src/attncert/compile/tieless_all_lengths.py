@@ -84,14 +84,22 @@ def derived_facts(soft: Model, n0: int, der: Derived | None = None) -> dict | No
     )
 
 
-def _attempt(soft: Model, facts: dict | None, n0: int, der: Derived | None = None) -> dict:
+def _attempt(
+    soft: Model,
+    facts: dict | None,
+    n0: int,
+    der: Derived | None = None,
+    structure: tuple[K.Beta, tuple[K.LayerNorms, ...]] | None = None,
+) -> dict:
+    """The certificate at one N₀ (``structure``: the kernel's reading of the model, when
+    the caller already has it — it does not depend on N₀)."""
     from_weights = facts is None
     if facts is None:
         facts = derived_facts(soft, n0, der)
         if facts is None:
             raise K.Reject("hypotheses_derived", "H1–H3 do not follow from the weights")
     f = K._facts({"facts": facts})
-    beta, norms = K.structure(soft)
+    beta, norms = structure if structure is not None else K.structure(soft)
     kappa = beta.kappa(n0)
     prev = K.Majorant(fmpq(0), None)
     steps: list[dict[str, Any]] = []
@@ -224,9 +232,13 @@ def all_lengths_certificate(soft: Model, facts: dict | None = None, *, max_n0: i
                 where="model",
                 expected="a uniform–tieless average-hard program the rules cover, or stated facts",
             ) from None
-    for n0 in range(2, max_n0 + 1):
+    try:
+        structure = K.structure(soft)
+    except K.Reject as err:
+        structure, last = None, str(err)
+    for n0 in range(2, max_n0 + 1) if structure is not None else ():
         try:
-            cert = _attempt(soft, facts, n0, der)
+            cert = _attempt(soft, facts, n0, der, structure)
         except K.Reject as err:
             last = str(err)
             continue
