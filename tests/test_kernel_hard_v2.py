@@ -36,7 +36,7 @@ VARIANTS = [
 @pytest.mark.parametrize("seed", [0, 5])
 def test_certificates_on_layernorm_gelu_models_agree_with_brute_force(seed, variant):
     m = harden(v2_model(seed, **VARIANTS[variant]))
-    for n in (8, 12):
+    for n in (8, 10):  # n = 14 on more models: the slow sweep below
         cert = certify(m, n=n, language="parity")
         report = check(cert, m)
         assert report.accepted, report.summary()

@@ -69,6 +69,7 @@ def _flip_fixed_symbol(cert_path: Path) -> int:
     return i
 
 
+@pytest.mark.slow  # 13-18 s; .ci/run runs it, and `attncert check proofs/` as its own step
 def test_committed_tree_passes(committed_report) -> None:
     rep = committed_report
     assert rep.ok, [r.reasons for r in rep.failed]

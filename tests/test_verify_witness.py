@@ -102,7 +102,7 @@ def test_a_carve_beyond_the_node_limit_is_skipped_with_the_reason():
 
 
 def test_a_model_proved_correct_runs_no_witness_search():
-    out = verify(zoo_model("trained_hard_first_last"), "first_last", 24, progress=False)
+    out = verify(zoo_model("trained_hard_first_last"), "first_last", 16, progress=False)
     assert out.proved == "correct" and out.stats.witness is None
     assert "witness" not in out.stats.split_rules
 

@@ -18,25 +18,23 @@ import contract checked in CI enforces this. Its modules are written to be read 
 one sitting: straight-line, exact or arb, and re-deriving claims instead of re-using
 the code path that found them.
 
-* :mod:`attncert.kernel.hard.decide` — the rigorous decision of a hard-attention model
-  (float enclosures, the field on demand);
-* :mod:`attncert.kernel.core.trace` — the full rigorous forward pass for every model kind;
-* :mod:`attncert.kernel.hard.checker` (with :mod:`attncert.kernel.hard.layers`) — restriction
-  certificates (Hahn, Theorem 1 / Corollary 2 on one model and one n).
-* :mod:`attncert.kernel.soft.checker` — soft certificates (certified sensitivity B(n),
-  cross-entropy floors, soft restrictions, misclassified pairs re-evaluated in arb);
-  its bound propagation is :mod:`attncert.kernel.soft.propagate` (heads in
-  ``soft_heads``, the readout in ``soft_readout``), its outward-rounded float64
-  arithmetic :mod:`attncert.kernel.core.bounds`.
-* :mod:`attncert.kernel.uniform.checker` — length-uniform certificates (Lemma 5 for every
-  n ≥ N₀: B(n) ≤ K/n, and Theorem 6's floor at every such n); its position classes and
-  their exact feature ranges are :mod:`attncert.kernel.uniform.classes`, its propagation
-  :mod:`attncert.kernel.uniform.propagate`, its big numbers :mod:`attncert.kernel.uniform.dyadic`.
-* :mod:`attncert.kernel.all_lengths.checker` — all-length certificates (Yang et al. §4: a compiled
-  model agrees with its formula at every length n ≥ N₀): the construction's gadgets from
-  the exact weights (:mod:`~attncert.kernel.all_lengths.gadgets`,
-  :mod:`~attncert.kernel.all_lengths.counting`, :mod:`~attncert.kernel.all_lengths.view`),
-  each head's error as a closed form in n (:mod:`~attncert.kernel.all_lengths.heads`), and
-  the inequalities for all n by exact Sturm sequences and arb
-  (:mod:`attncert.kernel.all_lengths.closed_form`).
+One package per checker, each importing the shared core and no other checker (import
+contracts in ``pyproject.toml``; the two exceptions and their reasons are in
+``docs/trust.md``, which has one row per trusted module):
+
+* :mod:`attncert.kernel.hard` — restriction certificates (Hahn, Theorem 1 / Corollary 2 on
+  one model and one n): the checker, the layer collapse, the rigorous decision, S1;
+* :mod:`attncert.kernel.soft` — soft certificates (certified sensitivity B(n), Theorem 6's
+  floors, soft restrictions, misclassified pairs re-evaluated in arb), with the box
+  propagation and the affine-form propagation (:mod:`attncert.kernel.soft.affine`);
+* :mod:`attncert.kernel.uniform` — length-uniform certificates (Lemma 5 for every n ≥ N₀:
+  B(n) ≤ K/n, and Theorem 6's floor at every such n);
+* :mod:`attncert.kernel.verify` — certified accuracy on every string of one length;
+* :mod:`attncert.kernel.all_lengths` — all-length certificates (Yang et al. §4: a compiled
+  model agrees with its formula at every length n ≥ N₀);
+* :mod:`attncert.kernel.tieless` — Theorem 26 at every length;
+* :mod:`attncert.kernel.core` — shared: the full rigorous forward pass, outward-rounded
+  float64 bounds, rejections.
+
+``attncert trust`` prints what each checker's verdicts rest on.
 """

@@ -100,8 +100,11 @@ def _strings(node: ast.AST) -> list[str] | None:
 
 
 def _python(path: Path, module: str, column: str, links: Links) -> None:
+    text = path.read_text(encoding="utf-8")
+    if "implements" not in text:  # no annotation can be there: skip the parse
+        return
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = ast.parse(text)
     except SyntaxError:
         return
     for node in tree.body:
