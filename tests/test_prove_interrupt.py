@@ -32,7 +32,8 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.parametrize(
     "delay, mode",
-    [(0.3, "--jobs"), (1.2, "--jobs"), (2.5, "--dask")],
+    # the Dask case starts a LocalCluster (5-10 s): slow, a .ci/run step
+    [(0.3, "--jobs"), (1.2, "--jobs"), pytest.param(2.5, "--dask", marks=pytest.mark.slow)],
 )
 def test_ctrl_c_during_parallel_prove_exits_130_with_one_line(delay, mode):
     """``--jobs 2``: a fork pool; ``--dask --jobs 2``: an embedded Dask LocalCluster

@@ -94,6 +94,7 @@ def test_search_finds_the_exhaustive_maximum_for_small_n(model):
         assert se.value <= ex.value * (1 + 1e-12) + 1e-15
 
 
+@pytest.mark.slow  # 6-15 s at n = 4096; a .ci/run step
 def test_search_runs_at_n_4096_with_a_real_witness():
     model = MODELS[0]
     res = search_sensitivity(model, 4096, seed=0, restarts=1, candidates=8, max_steps=3)

@@ -63,6 +63,7 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(x) for x in lines[1:]]
 
 
+@pytest.mark.slow  # worker processes killed and restarted: 5-10 s; a .ci/run step
 def test_failing_hanging_and_worker_killing_cells_are_recorded_and_the_rest_finish(tmp_path):
     """Embedded LocalCluster (workers=2): failures recorded with reasons, nothing lost."""
     out = tmp_path / "sweep.jsonl"
@@ -86,6 +87,7 @@ def test_failing_hanging_and_worker_killing_cells_are_recorded_and_the_rest_fini
     assert res.counts() == {"ok": 7, "failed": 1, "timeout": 1, "lost": 1, "missing": 0}
 
 
+@pytest.mark.slow  # worker processes killed and restarted: 5-10 s; a .ci/run step
 def test_a_worker_killed_mid_sweep_loses_no_result_and_resume_recomputes_none(tmp_path, cluster):
     """An existing cluster (``scheduler=ADDRESS``); one of its workers is SIGKILLed while
     cells run. Its cell is re-run on the other worker; then a re-run skips everything."""
@@ -123,6 +125,7 @@ def test_a_worker_killed_mid_sweep_loses_no_result_and_resume_recomputes_none(tm
     assert (again.ran, again.skipped) == (0, len(cells)) and out.read_bytes() == before
 
 
+@pytest.mark.slow  # worker processes killed and restarted: 5-10 s; a .ci/run step
 def test_ctrl_c_leaves_whole_lines_and_the_next_run_resumes(tmp_path):
     out = tmp_path / "sweep.jsonl"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), *sys.path]))

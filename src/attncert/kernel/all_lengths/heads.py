@@ -1,6 +1,6 @@
 """Score profiles of the compiled attention heads as closed forms in n (trusted; issue 23).
 
-Each rule reads one softmax head's exact weights (:class:`~.all_lengths_view.HeadView`),
+Each rule reads one softmax head's exact weights (:class:`~.view.HeadView`),
 checks that its scores have the shape of one gadget of Yang et al.'s constructions, and
 returns the head's soft-attention error bound as atoms of
 :mod:`attncert.kernel.all_lengths.closed_form` — valid at every position of every string of every

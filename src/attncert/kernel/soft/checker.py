@@ -3,8 +3,8 @@
 ``check(cert, model)`` re-derives every number of an ``attncert-soft-certificate`` from
 the model and the certificate, with its own code (imports: numpy, python-flint,
 :mod:`attncert.errors`, :mod:`attncert.io`, the model loader, and
-:mod:`attncert.kernel.soft.propagate`, ``soft_heads``, ``soft_readout``,
-``soft_bounds``, ``soft_affine``, ``affine``, :mod:`attncert.kernel.hard.decide`), and
+:mod:`attncert.kernel.soft.propagate`, ``heads``, ``readout``,
+:mod:`attncert.kernel.core.bounds`, :mod:`attncert.kernel.soft.affine`, :mod:`attncert.kernel.core.trace`), and
 accepts only if every claim holds:
 
 1. **identity** — the model's content hash and n are the certificate's;

@@ -13,8 +13,8 @@ of every length ≥ N₀: any two strings differ by at most Z).
 
 ``check(data, model)`` accepts only if every claim is re-derived from the model and the
 certificate by :func:`attncert.kernel.uniform.propagate.propagate_uniform` (its own code;
-imports: numpy, python-flint, :mod:`attncert.kernel.core.bounds`, ``soft_heads``,
-``soft_propagate``, ``uniform_classes``, ``dyadic``, the model spec), in this order, the
+imports: numpy, python-flint, :mod:`attncert.kernel.core.bounds`, :mod:`attncert.kernel.soft.heads`,
+:mod:`attncert.kernel.soft.propagate`, ``classes``, ``dyadic``, the model spec), in this order, the
 first failure named:
 
 1. **identity and hypotheses** — the model's content hash; Lemma 5's hypotheses
@@ -126,7 +126,7 @@ PARITY_NAMES = {None: None, 0: "even", 1: "odd"}
 def derive(model: Model, n0: int, bins: int) -> dict:
     """Every claim of a certificate for (model, N₀, M), re-derived, unwidened: the kernel's
     own numbers (a producer widens them; :func:`check` compares against these). One *case*
-    per parity of N when a used feature depends on it (:func:`.uniform_classes.length_cases`)."""
+    per parity of N when a used feature depends on it (:func:`.classes.length_cases`)."""
     cases = [_case(model, propagate_uniform(model, n0, bins, p)) for p in length_cases(model)]
     lay = layout(model, n0, bins)
     factor = token_factor(model, n0)

@@ -3,19 +3,19 @@ Lemma 5 of :mod:`attncert.kernel.uniform.checker`).
 
 The per-n propagation (:mod:`attncert.kernel.soft.propagate`) keeps, per row (a position
 and a token it may carry), a box over all inputs and a bound ``other`` on the change when
-another position changes. Here a row is a *position class* (:mod:`.uniform_classes`) with
+another position changes. Here a row is a *position class* (:mod:`.classes`) with
 a token, its box holds for every N ≥ N₀' = N₀ + [BOS] + [EOS] and every position of the
 class, and the change bound is kept as a **coefficient** O: |Δy_t| ≤ O_t/(N − 1) for every
 N ≥ N₀', every string and every changed position i ≠ t. What depends on N, and how it is
 bounded uniformly:
 
 * **feature ranges**: exact rational ranges over all (i, N) of the class
-  (:func:`.uniform_classes.feature_range`);
+  (:func:`.classes.feature_range`);
 * **one key's weight** (the only source of change at the first attention): with scores
   s_jw ∈ [lo_jw, hi_jw] and m any shift, a_ji ≤ U_i/(U_i + Σ_{v≠i} L_v) ≤ U_i/((N − 1)·D_j)
   where U_i ≥ e^{hi_ji − m}, L_v ≤ e^{lo_jv − m}, and D_j ≤ Σ_{v≠i} L_v/(N − 1) for every
   N ≥ N₀': D_j = max(min_v L_v, Σ_middle classes f_c·L_c) with f_c the exact
-  :func:`.uniform_classes.count_fraction`. So (N − 1)·a_ji ≤ U_i/D_j = e^Δ in the worst case
+  :func:`.classes.count_fraction`. So (N − 1)·a_ji ≤ U_i/D_j = e^Δ in the worst case
   — Lemma 5's e^Δ/(e^Δ + n − 1) ≤ e^Δ/(n − 1). These few numbers are computed in arb;
 * **the change of a head output** at query j ≠ i (the per-n bound of
   :mod:`attncert.kernel.soft.heads` with every term a multiple of 1/(N − 1)):
