@@ -329,10 +329,14 @@ def test_decimal_upper_bound_is_the_smallest_six_digit_decimal_above() -> None:
 def test_regeneration_reproduces_committed_bytes(tmp_path: Path) -> None:
     from attncert.proofcheck import regenerate
 
+    # the prefix selects this artifact and its all-length sibling: both must reproduce
     written, skipped = regenerate(tmp_path, only=[NAME])
-    assert [w.relative_to(tmp_path).as_posix() for w in written] == [NAME] and not skipped
-    for f in sorted(ART.iterdir()):
-        assert (tmp_path / NAME / f.name).read_bytes() == f.read_bytes(), f.name
+    names = [w.relative_to(tmp_path).as_posix() for w in written]
+    assert names == [NAME, f"{NAME}-all-lengths"] and not skipped
+    for name in names:
+        committed = ART.parent / name.rsplit("/", 1)[1]
+        for f in sorted(committed.iterdir()):
+            assert (tmp_path / name / f.name).read_bytes() == f.read_bytes(), (name, f.name)
 
 
 def test_committed_models_are_the_zoo_models() -> None:

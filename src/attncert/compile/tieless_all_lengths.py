@@ -79,7 +79,9 @@ def derived_facts(soft: Model, n0: int, der: Derived | None = None) -> dict | No
         _fr(coef),
         power,
         _fr(der.margin),
-        "derived from the weights for every length (attncert.kernel.tieless.program): "
+        # the text proofs/ records, with the module's name before issue 34's move
+        # (now attncert.kernel.tieless.program; docs/trust.md maps the old names)
+        "derived from the weights for every length (attncert.kernel.tieless_program): "
         + "; ".join(der.heads),
     )
 

@@ -60,10 +60,13 @@ CHECKED_MEANS = (
     "float soft forward pass cross-checked"
 )
 
+# the texts proofs/ records name the kernel modules as they were called before issue 34's
+# move (now attncert.kernel.tieless.checker and .program; docs/trust.md maps the names), so
+# that every committed artifact regenerates byte for byte
 ALL_LENGTHS_MEANS = (
-    "; all lengths: the kernel (attncert.kernel.tieless) checks the error "
+    "; all lengths: the kernel (attncert.kernel.tieless_all_lengths) checks the error "
     "majorants C·N^a layer by layer for every N ≥ N0 tokens from the hypotheses H1–H3 "
-    "(gap, activation bound, margin), which attncert.kernel.tieless.program derives from the "
+    "(gap, activation bound, margin), which attncert.kernel.tieless_program derives from the "
     "weights for every length (or, when the certificate says they are not derived, which "
     "rest on the construction's proof); N0 is within the enumerated lengths and H1–H3 hold "
     "exactly on every enumerated input"
@@ -271,7 +274,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
         ),
         checked_by="attncert.proofcheck.kinds.tieless_simulation (exact forward passes, "
         "attncert.compile.tieless.check_uniform_tieless, arb error_bound"
-        + (", attncert.kernel.tieless)" if p.get("all_lengths") else ")"),
+        + (", attncert.kernel.tieless_all_lengths)" if p.get("all_lengths") else ")"),
         checked_means=CHECKED_MEANS + (ALL_LENGTHS_MEANS if p.get("all_lengths") else ""),
         model=ModelRef(MODEL_FILE, hard.digest, hard.name),
         parameters=p,

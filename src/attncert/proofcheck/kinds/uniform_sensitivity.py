@@ -58,7 +58,8 @@ def generate(directory: Path, spec: Any) -> Manifest:
         kind=KIND.name,
         exhibits=spec.exhibits,
         files=(entry(directory, CERT, "certificate"),),
-        checked_by="attncert.kernel.uniform (check)",
+        # the name proofs/ records (now attncert.kernel.uniform.checker; docs/trust.md)
+        checked_by="attncert.kernel.soft_uniform (check)",
         checked_means=CHECKED_MEANS,
         model=ModelRef(ref, model.digest, model.name),
         parameters=p,
