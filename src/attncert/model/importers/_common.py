@@ -87,6 +87,30 @@ def scale_query(
     return w_q, b_q, None
 
 
+def fold_scale(
+    w_q: np.ndarray,
+    b_q: np.ndarray,
+    scale_sq: int,
+    kind: AttentionKind,
+    notes: dict[str, str],
+) -> tuple[np.ndarray, np.ndarray, Temperature | None]:
+    """Fold a score scale 1/√``scale_sq`` into W_Q and b_Q for a head whose scores get an
+    unscaled additive term (ALiBi), where a temperature would scale that term too: exact
+    when ``scale_sq`` = 4^k, else fl(1/√scale_sq) times each weight, rounded (recorded in
+    ``notes``). Returns (W_Q, b_Q, temperature 1 for softmax, None for hard heads)."""
+    factor = 1.0 / math.sqrt(scale_sq)
+    k = round(math.log(scale_sq, 4)) if scale_sq > 0 else 0
+    exact = 4**k == scale_sq
+    notes[str(scale_sq)] = (
+        f"1/sqrt({scale_sq}) = 2^-{k} folded into w_q and b_q (exact; ALiBi term unscaled)"
+        if exact
+        else f"fl(1/sqrt({scale_sq})) = {factor!r} folded into w_q and b_q (each product "
+        "rounded to float64; a temperature would also scale the ALiBi term)"
+    )
+    temp = Temperature(1.0) if kind is AttentionKind.SOFTMAX else None
+    return w_q * factor, b_q * factor, temp
+
+
 def layer_norm(module: Any, d: int, where: str, torch: Any) -> LayerNorm | None:
     """An ``nn.LayerNorm`` (or ``nn.Identity`` / None → no norm) as a :class:`LayerNorm`.
 

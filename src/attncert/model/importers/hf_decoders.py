@@ -57,6 +57,7 @@ import numpy as np
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model.importers._common import (
     attention_kind,
+    fold_scale,
     layer_norm,
     linear_readout_weight,
     require_torch,
@@ -592,19 +593,8 @@ class _Importer:
     def _fold_alibi_scale(
         self, w_q: np.ndarray, b_q: np.ndarray, dh: int
     ) -> tuple[np.ndarray, np.ndarray, Temperature | None]:
-        """1/√dh into W_Q and b_Q (the ALiBi term is not scaled): exact when dh = 4^k,
-        else fl(1/√dh) times each weight, rounded."""
-        factor = 1.0 / math.sqrt(dh)
-        k = round(math.log(dh, 4))
-        exact = 4**k == dh
-        self.score_scale[str(dh)] = (
-            f"1/sqrt({dh}) = 2^-{k} folded into w_q and b_q (exact; ALiBi term unscaled)"
-            if exact
-            else f"fl(1/sqrt({dh})) = {factor!r} folded into w_q and b_q (each product rounded "
-            "to float64; a temperature would also scale the ALiBi term)"
-        )
-        temp = Temperature(1.0) if self.kind is AttentionKind.SOFTMAX else None
-        return w_q * factor, b_q * factor, temp
+        """1/√dh into W_Q and b_Q (the ALiBi term is not scaled): :func:`fold_scale`."""
+        return fold_scale(w_q, b_q, dh, self.kind, self.score_scale)
 
     # ----- GPT-NeoX ---------------------------------------------------------------------------
     def _neox_layers(self) -> tuple[list[Layer], LayerNorm | None]:

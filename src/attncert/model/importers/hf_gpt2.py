@@ -197,7 +197,11 @@ def _token_table(
     eos: str | None,
     token_ids: Mapping[str, int],
     config: Any,
+    size_field: str = "vocab_size",
 ) -> tuple[tuple[str, ...], list[int]]:
+    """The embedding rows' symbols (alphabet, BOS, EOS) and their token ids, each checked:
+    present, an integer, in 0..``config.<size_field>`` − 1, distinct."""
+    size = int(getattr(config, size_field))
     vocab = alphabet + tuple(s for s in (bos, eos) if s is not None)
     ids = []
     for s in vocab:
@@ -210,11 +214,11 @@ def _token_table(
         t = token_ids[s]
         if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
             raise SpecError(f"token id {t!r} for {s!r}", where="token_ids", expected="an integer")
-        if not 0 <= int(t) < config.vocab_size:
+        if not 0 <= int(t) < size:
             raise SpecError(
                 f"token id {t} for {s!r}",
                 where="token_ids",
-                expected=f"0..{config.vocab_size - 1} (vocab_size)",
+                expected=f"0..{size - 1} ({size_field})",
             )
         ids.append(int(t))
     if len(set(ids)) != len(ids):
