@@ -15,8 +15,10 @@ so this importer needs TransformerLens 2 or 3. What maps to what:
   :attr:`Rotary.scale`; "alibi": per-head slopes as TransformerLens computes them
   (``create_alibi_multipliers``: 2^(−8/H)·(2^(−8/H))^h in float32), TransformerLens adds
   m·(j − i) for keys j ≤ i, attncert's −m·(i − j);
-* ``post_embedding_ln`` (a LayerNorm on the token embeddings) → a head-less post-norm
-  layer 0 computing LN(y + 0) = LN(y);
+* ``post_embedding_ln`` (a LayerNorm on the token embeddings, before ``W_pos`` is added):
+  without learned positions a head-less post-norm layer 0 computing LN(y + 0) = LN(y)
+  (exact); with them the symbols' normalized rows, computed in float64 (rounded, recorded
+  in ``meta``), as the word embedding;
 * blocks: pre-norm ``ln1``/``ln2`` (``normalization_type`` LN → LayerNorm ``w``, ``b``;
   RMS → RMSNorm ``w``; LNPre / RMSPre → weight 1, bias 0; None → no norm; ε = ``cfg.eps``);
   heads ``W_Q``/``W_K``/``W_V`` [H, d, d_head] transposed per head, ``W_O`` [H, d_head, d]
@@ -220,12 +222,24 @@ class _Importer:
         word = to_numpy(model.embed.W_E)
         self.d = word.shape[1]
         table = self._positions(max_length)
-        emb = Embedding(vocab=vocab, word=word[ids], table=table)
-        _finite(emb.word, "embed.W_E (rows of token_ids)")
+        rows = word[ids]
+        _finite(rows, "embed.W_E (rows of token_ids)")
         layers: list[Layer] = []
         if self.field("post_embedding_ln", False):
-            layers.append(_norm_layer(self._norm(model.embed.ln, "embed.ln", "LN")))
-            self.notes["post_embedding_ln"] = "layers[0] = embed.ln (no heads, no MLP: LN(y + 0))"
+            norm = self._norm(model.embed.ln, "embed.ln", "LN")
+            if table is None:
+                layers.append(_norm_layer(norm))
+                self.notes["post_embedding_ln"] = (
+                    "layers[0] = embed.ln (no heads, no MLP: LN(y + 0), exact)"
+                )
+            else:  # TransformerLens normalizes W_E[token] before adding W_pos
+                rows = _layer_norm_rows(rows, norm)
+                self.notes["post_embedding_ln"] = (
+                    "embed.ln applied to the symbols' W_E rows before W_pos is added, as "
+                    "TransformerLens does: the normalized rows are computed in float64 "
+                    "(rounded) and imported as the word embedding"
+                )
+        emb = Embedding(vocab=vocab, word=rows, table=table)
         for li, block in enumerate(model.blocks):
             layers.append(self._block(li, block))
         final = None
@@ -510,13 +524,15 @@ class _Importer:
             )
         heads = []
         for h in range(nh):
-            q_w, q_b, temp = self._scale(wq[h].T, bq[h], float(attn.attn_scale), where)
+            q_w, q_b, temp = self._scale(
+                np.ascontiguousarray(wq[h].T), bq[h], float(attn.attn_scale), where
+            )
             heads.append(
                 Head(
                     q_w,
-                    wk[h].T,
-                    wv[h].T,
-                    wo[h].T,
+                    np.ascontiguousarray(wk[h].T),
+                    np.ascontiguousarray(wv[h].T),
+                    np.ascontiguousarray(wo[h].T),
                     kind=self.kind,
                     mask=self.mask,
                     temperature=temp,
@@ -630,3 +646,10 @@ class _Importer:
             lm_symbols=symbols,
         )
         return ro, label
+
+
+def _layer_norm_rows(rows: np.ndarray, norm: LayerNorm) -> np.ndarray:
+    """LN of each row in float64, in TransformerLens's order of operations."""
+    x = rows - rows.mean(axis=-1, keepdims=True)
+    scale = np.sqrt((x * x).mean(axis=-1, keepdims=True) + norm.eps)
+    return (x / scale) * norm.weight + norm.bias
