@@ -44,6 +44,7 @@ _LAZY = {
     "model_from_hf": "attncert.model.importers",
     "model_from_hf_gpt2": "attncert.model.importers",
     "model_from_torch": "attncert.model.importers",
+    "model_from_transformer_lens": "attncert.model.importers",
     "model_to_arrays": "attncert.model.build",
     "model_to_dict": "attncert.model.serialize",
     "random_model": "attncert.model.zoo",
