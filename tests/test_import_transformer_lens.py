@@ -148,6 +148,37 @@ def test_rigorous_evaluator_encloses_transformer_lens(case):
         assert abs(forward(model, [s]).logits[0] - theirs) <= slack
 
 
+def test_hook_paths_compute_the_same():
+    """Options that only add hook points or split the computation are accepted."""
+    tl = _build(
+        "rotary-rms-gated-gqa",
+        use_attn_result=True,
+        use_split_qkv_input=True,
+        use_hook_mlp_in=True,
+        use_hook_tokens=True,
+        ungroup_grouped_query_attention=True,
+    )
+    assert _worst(tl, _import(tl), (1, 7)) <= TOL
+
+
+def test_hard_kinds_and_length_bounds():
+    """A hard import keeps RoPE / ALiBi (ALiBi's 1/√d_head stays folded in W_Q);
+    max_length bounds a rotary model's inputs by a zero position table."""
+    for case in ("rotary-rms-gated-gqa", "alibi"):
+        tl = _build(case)
+        soft, hard = _import(tl), _import(tl, kind="average")
+        for s, h in zip(soft.layers[0].heads, hard.layers[0].heads, strict=True):
+            assert h.kind.value == "average" and h.temperature is None
+            assert h.rotary == s.rotary and h.alibi == s.alibi
+            if case == "alibi":
+                assert np.array_equal(h.w_q, s.w_q)
+        forward(hard, ["0110"])
+    bounded = _import(_build("rotary-rms-gated-gqa"), max_length=9)
+    assert bounded.embedding.table.shape == (9, 16) and not bounded.embedding.table.any()
+    with pytest.raises(SpecError, match=r"max_length 73.*n_ctx"):
+        _import(_build(), max_length=73)
+
+
 def test_the_comparison_can_fail():
     """A changed rope base, a changed weight: each is seen."""
     tl = _build("rotary-rms-gated-gqa")

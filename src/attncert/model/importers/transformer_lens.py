@@ -55,6 +55,10 @@ gelu_fast, xielu, relu2, …), ALiBi with bidirectional attention (TransformerLe
 0 for keys after the query, attncert's is not), forward hooks attached to the model (they
 change its forward pass); also non-finite weights, bad token ids, symbols without one.
 
+Accepted as they are, since they add hook points or another evaluation order of the same
+function: ``use_attn_result``, ``use_split_qkv_input``, ``use_attn_in``,
+``use_hook_mlp_in``, ``use_hook_tokens``, ``ungroup_grouped_query_attention``.
+
 Needs ``torch`` and ``transformer_lens`` (``pip install 'attncert[tlens]'``); nothing is
 downloaded.
 """
