@@ -13,7 +13,8 @@
 
 Each converts float32/float64 weights to float64 exactly and refuses what it cannot
 represent with an :class:`~attncert.errors.UnsupportedError` naming the module and
-field. torch, transformers and transformer_lens are optional and imported only when an importer runs.
+field. torch, transformers and transformer_lens are optional and imported only when an
+importer runs.
 :func:`hardening_report` measures how often an imported soft model and its hardened
 version decide alike (accept decisions, next-symbol predictions, output coordinates).
 """
