@@ -141,6 +141,33 @@ MODULES: dict[str, list[str]] = {
             "kernel/soft/affine/heads",
         )
     },
+    # --- issue 34: all lengths, tieless polynomial (helper b)
+    # the all-lengths checker and its closed forms (not the artifact tests: the scratch
+    # project has no proofs/; not the CLI ones: they run the untrusted search)
+    **{
+        module: [
+            *kills,
+            "tests/test_all_lengths.py",
+            "tests/test_all_lengths_constructions.py",
+            "-k",
+            "not artifact and not cli",
+        ]
+        for module, kills in {
+            "kernel/all_lengths/closed_form": ["tests/test_mutation_kills_closed_form.py"],
+            "kernel/all_lengths/view": [],
+            "kernel/all_lengths/heads": [],
+            "kernel/all_lengths/gadgets": [],
+            "kernel/all_lengths/counting": [],
+            "kernel/all_lengths/checker": [],
+        }.items()
+    },
+    # the polynomial algebra of Theorem 26's symbolic run (as kernel/tieless/program)
+    "kernel/tieless/polynomial": [
+        "tests/test_kernel_tieless_program.py",
+        "tests/test_kernel_tieless_all_lengths.py",
+        "-k",
+        "not artifact and not cli",
+    ],
 }
 
 # pytest options of every run: one process (no xdist), the default marker selection, and
