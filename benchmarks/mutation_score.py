@@ -154,7 +154,7 @@ MODULES: dict[str, list[str]] = {
         ]
         for module, kills in {
             "kernel/all_lengths/closed_form": ["tests/test_mutation_kills_closed_form.py"],
-            "kernel/all_lengths/view": [],
+            "kernel/all_lengths/view": ["tests/test_mutation_kills_all_lengths_view.py"],
             "kernel/all_lengths/heads": [],
             "kernel/all_lengths/gadgets": [],
             "kernel/all_lengths/counting": [],
