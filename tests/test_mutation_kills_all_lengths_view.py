@@ -81,7 +81,7 @@ def _with_heads(model, edit):
 
 def test_a_model_with_attention_biases_is_refused_by_name():
     m = _with_heads(_prev_model(), lambda h: dataclasses.replace(h, b_q=np.zeros(2)))
-    with pytest.raises(NotSupported, match="^the model uses attention biases$"):
+    with pytest.raises(NotSupported, match=r"^the model uses attention biases$"):
         ModelView(m)
 
 
