@@ -163,6 +163,7 @@ MODULES: dict[str, list[str]] = {
     },
     # the polynomial algebra of Theorem 26's symbolic run (as kernel/tieless/program)
     "kernel/tieless/polynomial": [
+        "tests/test_mutation_kills_polynomial.py",
         "tests/test_kernel_tieless_program.py",
         "tests/test_kernel_tieless_all_lengths.py",
         "-k",
