@@ -157,7 +157,7 @@ MODULES: dict[str, list[str]] = {
             "kernel/all_lengths/view": ["tests/test_mutation_kills_all_lengths_view.py"],
             "kernel/all_lengths/heads": ["tests/test_mutation_kills_all_lengths_heads.py"],
             "kernel/all_lengths/gadgets": ["tests/test_mutation_kills_all_lengths_gadgets.py"],
-            "kernel/all_lengths/counting": [],
+            "kernel/all_lengths/counting": ["tests/test_mutation_kills_all_lengths_counting.py"],
             "kernel/all_lengths/checker": [],
         }.items()
     },
