@@ -158,7 +158,7 @@ MODULES: dict[str, list[str]] = {
             "kernel/all_lengths/heads": ["tests/test_mutation_kills_all_lengths_heads.py"],
             "kernel/all_lengths/gadgets": ["tests/test_mutation_kills_all_lengths_gadgets.py"],
             "kernel/all_lengths/counting": ["tests/test_mutation_kills_all_lengths_counting.py"],
-            "kernel/all_lengths/checker": [],
+            "kernel/all_lengths/checker": ["tests/test_mutation_kills_all_lengths_checker.py"],
         }.items()
     },
     # the polynomial algebra of Theorem 26's symbolic run (as kernel/tieless/program)
