@@ -6,6 +6,7 @@ rebased, integrality, the N-polynomials' sum, product and maximum, rational matr
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from flint import fmpq
 
 from attncert.kernel.tieless.polynomial import (
@@ -115,3 +116,10 @@ def test_rational_matrices():
     assert transpose([]) == []
     assert matmul(m, t) == [[fmpq(5, 4), fmpq(3, 4)], [fmpq(3, 4), fmpq(209, 16)]]
     assert matmul([[fmpq(1)]], [[fmpq(2), fmpq(3)]]) == [[fmpq(2), fmpq(3)]]
+
+
+def test_matrices_of_mismatched_shapes_are_refused():
+    with pytest.raises(ValueError):
+        transpose([[fmpq(1), fmpq(2)], [fmpq(3)]])  # ragged rows
+    with pytest.raises(ValueError):
+        matmul([[fmpq(1), fmpq(2)]], [[fmpq(1)], [fmpq(2)], [fmpq(3)]])  # 1×2 times 3×1
