@@ -54,7 +54,11 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 # exercise it; chosen by coverage and run time (the cheapest set that reaches the module).
 MODULES: dict[str, list[str]] = {
     "arith/field": ["tests/test_arith_field_decisions.py", "tests/test_arith_enclose.py"],
-    "arith/filter": ["tests/test_arith_enclosure_soundness.py", "tests/test_scale_paths.py"],
+    "arith/filter": [
+        "tests/test_mutation_kills_arith_filter.py",
+        "tests/test_arith_enclosure_soundness.py",
+        "tests/test_scale_paths.py",
+    ],
     "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
     "arith/threads": ["tests/test_ranking_threads.py"],
     "kernel/hard/s1": ["tests/test_kernel_s1_values.py", "tests/test_kernel_s1.py"],
