@@ -53,7 +53,11 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 # module (relative to src/attncert, without .py) -> the test files (or node ids) that
 # exercise it; chosen by coverage and run time (the cheapest set that reaches the module).
 MODULES: dict[str, list[str]] = {
-    "arith/field": ["tests/test_arith_field_decisions.py", "tests/test_arith_enclose.py"],
+    "arith/field": [
+        "tests/test_mutation_kills_arith_field.py",
+        "tests/test_arith_field_decisions.py",
+        "tests/test_arith_enclose.py",
+    ],
     "arith/filter": [
         "tests/test_mutation_kills_arith_filter.py",
         "tests/test_arith_enclosure_soundness.py",
