@@ -63,7 +63,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_arith_enclosure_soundness.py",
         "tests/test_scale_paths.py",
     ],
-    "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
+    # (and the RoPE / ALiBi / parallel-residual enclosures, through the soft batch bounds)
+    "arith/enclose": [
+        "tests/test_mutation_kills_arith_enclose.py",
+        "tests/test_arith_enclosure_soundness.py",
+        "tests/test_arith_enclose.py",
+        "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
+    ],
     "arith/threads": ["tests/test_ranking_threads.py"],
     "kernel/hard/s1": ["tests/test_kernel_s1_values.py", "tests/test_kernel_s1.py"],
     "kernel/hard/decide": [
