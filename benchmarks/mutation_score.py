@@ -71,7 +71,11 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
     ],
     "arith/threads": ["tests/test_ranking_threads.py"],
-    "kernel/hard/s1": ["tests/test_kernel_s1_values.py", "tests/test_kernel_s1.py"],
+    "kernel/hard/s1": [
+        "tests/test_mutation_kills_hard_s1.py",
+        "tests/test_kernel_s1_values.py",
+        "tests/test_kernel_s1.py",
+    ],
     "kernel/hard/decide": [
         "tests/test_kernel_forward_agreement.py",
         "tests/test_scale_paths.py",
