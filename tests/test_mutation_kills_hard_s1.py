@@ -31,3 +31,24 @@ def test_quoted_results_have_their_exact_wording(certified):
     ) in texts
     (thm,) = [s for s in st if s.statement == "S1 Theorem 1"]
     assert thm.layer == 0 and thm.status == "holds"
+
+
+def test_lemma_17s_range_is_sigma_to_the_c_times_c_over_eta_c(certified):
+    from fractions import Fraction
+
+    model, cert = certified
+    st = s1_statements(cert, model)
+    sigma, n = len(cert.restrictions[0].symbols), cert.n
+    eta, k = Fraction(str(cert.trace["eta"])), int(cert.trace["k"])
+    checked = 0
+    for s in st:
+        if s.statement != "S1 Lemma 17" or "(17.1, eq. (12))" not in s.asserts:
+            continue
+        (d2,) = [t for t in st if t.statement == "S1 Definition 2" and t.layer == s.layer]
+        c = int(d2.value.removeprefix("c = "))
+        C = Fraction(cert.restrictions[s.layer - 1].num_free, n)
+        need = sigma**c * c / (eta * C)
+        note = f"; outside the lemma's range (k = {k} < |Σ|^c c/(ηC) = {float(need):.4g})"
+        assert s.asserts.endswith(note if k < need else "eq. (12))")
+        checked += 1
+    assert checked >= 1
