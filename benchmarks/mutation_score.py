@@ -53,11 +53,29 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 # module (relative to src/attncert, without .py) -> the test files (or node ids) that
 # exercise it; chosen by coverage and run time (the cheapest set that reaches the module).
 MODULES: dict[str, list[str]] = {
-    "arith/field": ["tests/test_arith_field_decisions.py", "tests/test_arith_enclose.py"],
-    "arith/filter": ["tests/test_arith_enclosure_soundness.py", "tests/test_scale_paths.py"],
-    "arith/enclose": ["tests/test_arith_enclosure_soundness.py", "tests/test_arith_enclose.py"],
+    "arith/field": [
+        "tests/test_mutation_kills_arith_field.py",
+        "tests/test_arith_field_decisions.py",
+        "tests/test_arith_enclose.py",
+    ],
+    "arith/filter": [
+        "tests/test_mutation_kills_arith_filter.py",
+        "tests/test_arith_enclosure_soundness.py",
+        "tests/test_scale_paths.py",
+    ],
+    # (and the RoPE / ALiBi / parallel-residual enclosures, through the soft batch bounds)
+    "arith/enclose": [
+        "tests/test_mutation_kills_arith_enclose.py",
+        "tests/test_arith_enclosure_soundness.py",
+        "tests/test_arith_enclose.py",
+        "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
+    ],
     "arith/threads": ["tests/test_ranking_threads.py"],
-    "kernel/hard/s1": ["tests/test_kernel_s1_values.py", "tests/test_kernel_s1.py"],
+    "kernel/hard/s1": [
+        "tests/test_mutation_kills_hard_s1.py",
+        "tests/test_kernel_s1_values.py",
+        "tests/test_kernel_s1.py",
+    ],
     "kernel/hard/decide": [
         "tests/test_kernel_forward_agreement.py",
         "tests/test_scale_paths.py",
@@ -73,6 +91,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_arith_enclosure_soundness.py",
         "tests/test_arith_enclose.py",
         "tests/test_scale_agreement.py",
+        # RoPE, ALiBi, SwiGLU/SiLU and parallel residual in the rigorous forward pass
+        "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
     ],
     "arith/rows": [
         "tests/test_kernel_forward_agreement.py",
@@ -80,6 +100,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scale_paths.py",
         "tests/test_float_ties.py",
         "tests/test_scale_agreement.py",
+        # a positional (ALiBi) model: rows keep their positions
+        "tests/test_model_v3.py::test_hard_certificates_for_positional_scores_against_brute_force[leftmost-alibi]",
     ],
     "kernel/hard/checker": [
         "tests/test_kernel_hard_tamper.py",
@@ -96,6 +118,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_hard_checker.py",
         "tests/test_scale_agreement.py",
         "tests/test_ranking_threads.py",
+        # a positional average-hard model: projections at each row's position, two-way ties
+        "tests/test_model_v3.py::test_hard_certificates_for_positional_scores_against_brute_force[average-alibi]",
     ],
     # (not the import-policy tests: they read the mutated source, where mutmut's
     # trampolines import mutmut itself)
@@ -109,12 +133,16 @@ MODULES: dict[str, list[str]] = {
     # no proofs/, and the CLI runs the untrusted search)
     **{
         module: [
+            *kills,
             "tests/test_kernel_tieless_program.py",
             "tests/test_kernel_tieless_all_lengths.py",
             "-k",
             "not artifact and not cli",
         ]
-        for module in ("kernel/tieless/program", "kernel/tieless/checker")
+        for module, kills in {
+            "kernel/tieless/program": ["tests/test_mutation_kills_tieless_program.py"],
+            "kernel/tieless/checker": ["tests/test_mutation_kills_tieless_checker.py"],
+        }.items()
     },
     # the affine forms' operations against brute force (cheap), then as below
     **{
@@ -141,6 +169,34 @@ MODULES: dict[str, list[str]] = {
             "kernel/soft/affine/heads",
         )
     },
+    # --- issue 34: all lengths, tieless polynomial (helper b)
+    # the all-lengths checker and its closed forms (not the artifact tests: the scratch
+    # project has no proofs/; not the CLI ones: they run the untrusted search)
+    **{
+        module: [
+            *kills,
+            "tests/test_all_lengths.py",
+            "tests/test_all_lengths_constructions.py",
+            "-k",
+            "not artifact and not cli",
+        ]
+        for module, kills in {
+            "kernel/all_lengths/closed_form": ["tests/test_mutation_kills_closed_form.py"],
+            "kernel/all_lengths/view": ["tests/test_mutation_kills_all_lengths_view.py"],
+            "kernel/all_lengths/heads": ["tests/test_mutation_kills_all_lengths_heads.py"],
+            "kernel/all_lengths/gadgets": ["tests/test_mutation_kills_all_lengths_gadgets.py"],
+            "kernel/all_lengths/counting": ["tests/test_mutation_kills_all_lengths_counting.py"],
+            "kernel/all_lengths/checker": ["tests/test_mutation_kills_all_lengths_checker.py"],
+        }.items()
+    },
+    # the polynomial algebra of Theorem 26's symbolic run (as kernel/tieless/program)
+    "kernel/tieless/polynomial": [
+        "tests/test_mutation_kills_polynomial.py",
+        "tests/test_kernel_tieless_program.py",
+        "tests/test_kernel_tieless_all_lengths.py",
+        "-k",
+        "not artifact and not cli",
+    ],
 }
 
 # pytest options of every run: one process (no xdist), the default marker selection, and

@@ -1,0 +1,54 @@
+"""The S1 statements of the hard kernel (kernel/hard/s1), pinned where a mutation survived
+(issue 34): the exact wording of the quoted results and the layer of Theorem 1."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from attncert.hard.pipeline import certify
+from attncert.kernel.hard.s1 import s1_statements
+from attncert.model import random_model
+
+
+@pytest.fixture(scope="module")
+def certified():
+    model = random_model(2, 2, 16, seed=0)
+    return model, certify(model, n=128, language="parity")
+
+
+def test_quoted_results_have_their_exact_wording(certified):
+    model, cert = certified
+    big = dataclasses.replace(cert, trace={**cert.trace, "k": 10**9})  # inside 17's range
+    st = s1_statements(big, model)
+    texts = {(s.statement, s.asserts) for s in st}
+    assert ("S1 eq. (6)", "an activation of ≤ c inputs takes ≤ |Σ|^c values") in texts
+    assert ("S1 Lemma 17", "#free(σ₂) ≥ (1−2η)Cn  (17.1, eq. (12))") in texts
+    assert (
+        "S1 Lemma 21",
+        "P(X₀) ≤ exp(−δ²q(1−2η)Cn/3) (Chernoff; δ ≤ 1 assumed there)",
+    ) in texts
+    (thm,) = [s for s in st if s.statement == "S1 Theorem 1"]
+    assert thm.layer == 0 and thm.status == "holds"
+
+
+def test_lemma_17s_range_is_sigma_to_the_c_times_c_over_eta_c(certified):
+    from fractions import Fraction
+
+    model, cert = certified
+    st = s1_statements(cert, model)
+    sigma, n = len(cert.restrictions[0].symbols), cert.n
+    eta, k = Fraction(str(cert.trace["eta"])), int(cert.trace["k"])
+    checked = 0
+    for s in st:
+        if s.statement != "S1 Lemma 17" or "(17.1, eq. (12))" not in s.asserts:
+            continue
+        (d2,) = [t for t in st if t.statement == "S1 Definition 2" and t.layer == s.layer]
+        c = int(d2.value.removeprefix("c = "))
+        C = Fraction(cert.restrictions[s.layer - 1].num_free, n)
+        need = sigma**c * c / (eta * C)
+        note = f"; outside the lemma's range (k = {k} < |Σ|^c c/(ηC) = {float(need):.4g})"
+        assert s.asserts.endswith(note if k < need else "eq. (12))")
+        checked += 1
+    assert checked >= 1
