@@ -88,12 +88,17 @@ MODULES: dict[str, list[str]] = {
             "not committed and not artifact and not cli",
         ]
         for module in (
-            "kernel/uniform/dyadic",
             "kernel/uniform/classes",
             "kernel/uniform/propagate",
             "kernel/uniform/checker",
         )
     },
+    "kernel/uniform/dyadic": [
+        "tests/test_mutation_kills_uniform_dyadic.py",
+        "tests/test_soft_uniform_kernel.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
     # the verify trees and their tamper tests (not the import policy, the CLI, nor the
     # seconds-long proofs of a trained model or at n = 1024)
     "kernel/verify/checker": [
