@@ -55,6 +55,7 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 MODULES: dict[str, list[str]] = {
     # --- issue 34: core, soft box propagation, uniform, verify, counting (helper a)
     "kernel/core/bounds": [
+        "tests/test_mutation_kills_core_bounds.py",
         "tests/test_soft_certified_arith.py",
         "tests/test_soft_certified_bounds.py",
         "tests/test_soft_certified_decoders.py",
