@@ -111,6 +111,7 @@ MODULES: dict[str, list[str]] = {
     ],
     # the exact counts against enumeration and at large n
     "languages/counting": [
+        "tests/test_mutation_kills_counting.py",
         "tests/test_verify.py",
         "-k",
         "counts or completions or small_n or bound_leaf",
