@@ -67,6 +67,7 @@ MODULES: dict[str, list[str]] = {
     # the box propagation against every string, and the soft certificate's tamper tests
     **{
         module: [
+            "tests/test_mutation_kills_soft_propagate.py",
             "tests/test_kernel_soft_tamper.py",
             "tests/test_soft_certified_bounds.py",
             "tests/test_soft_certified_decoders.py",
@@ -103,6 +104,7 @@ MODULES: dict[str, list[str]] = {
     # the verify trees and their tamper tests (not the import policy, the CLI, nor the
     # seconds-long proofs of a trained model or at n = 1024)
     "kernel/verify/checker": [
+        "tests/test_mutation_kills_verify.py",
         "tests/test_verify.py",
         "tests/test_verify_witness.py",
         "-k",
@@ -114,7 +116,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_mutation_kills_counting.py",
         "tests/test_verify.py",
         "-k",
-        "counts or completions or small_n or bound_leaf",
+        "counts or completions or small_n or bound_leaf or mutation_kills",
     ],
     "arith/field": ["tests/test_arith_field_decisions.py", "tests/test_arith_enclose.py"],
     "arith/filter": ["tests/test_arith_enclosure_soundness.py", "tests/test_scale_paths.py"],

@@ -1,0 +1,116 @@
+"""The verify checker (:mod:`attncert.kernel.verify.checker`): signs that the float
+enclosures leave open are decided in arb, and every refusal names its claim, place and exact
+reason (issue 34: mutation score)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from attncert.certificates.verify import certificate_from_dict
+from attncert.kernel.core.failure import Failure
+from attncert.kernel.soft import checker as K
+from attncert.kernel.soft.batch import logit_bounds, tokens
+from attncert.kernel.verify.checker import check, exhaustive_decisions
+from attncert.model import random_model
+from attncert.model.decoders import random_decoder
+
+BASE = random_model(1, 1, 8, kind="softmax", seed=5)
+
+
+def _with_bias(model, bias: float):
+    return dataclasses.replace(model, readout=dataclasses.replace(model.readout, bias=bias))
+
+
+@pytest.fixture(scope="module")
+def near_zero():
+    """The model with its readout bias set so that the logit of 0110 is a positive number
+    below 10⁻¹⁵: float enclosures cannot tell its sign, arb can."""
+    s0 = "0110"
+    zc = K.decide(_with_bias(BASE, 0.0), s0)[1]
+    model = _with_bias(BASE, -float(zc.mid()))
+    prec, ball = K.decide(model, s0)
+    if not ball > 0:  # one float step up: 0 < z ≤ one ulp of the bias
+        model = _with_bias(BASE, float(np.nextafter(model.readout.bias, 1.0)))
+        prec, ball = K.decide(model, s0)
+    assert prec is not None and ball > 0 and ball < 1e-15
+    return model, s0
+
+
+def test_signs_the_float_enclosure_leaves_open_are_decided_in_arb(near_zero):
+    model, s0 = near_zero
+    lo, hi = logit_bounds(model, tokens(model, [s0]))
+    assert lo[0] <= 0.0 < hi[0]  # the float enclosure straddles 0
+    strings = ["".join(t) for t in itertools.product("01", repeat=4)]
+    got = exhaustive_decisions(model, strings)
+    want = [bool(K.decide(model, s)[1] > 0) for s in strings]
+    assert got.tolist() == want and got[strings.index(s0)]
+
+
+def _exhaustive_root(n: int) -> dict:
+    """A certificate whose root is one exhaustive leaf over {0, 1}ⁿ (counts unchecked)."""
+    return {
+        "format": "attncert-verify-certificate",
+        "version": 1,
+        "model": {"name": BASE.name, "sha256": BASE.digest},
+        "language": "parity",
+        "n": n,
+        "alphabet": "01",
+        "tolerance": 1e-6,
+        "nodes": [
+            {
+                "parent": None,
+                "symbol": None,
+                "leaf": {"kind": "exhaustive", "members": "0", "right": "0", "wrong": "0"},
+            }
+        ],
+        "totals": {"right": "0", "wrong": "0", "undecided": "0"},
+    }
+
+
+def test_an_exhaustive_leaf_beyond_the_enumeration_limit_is_refused():
+    rep = check(certificate_from_dict(_exhaustive_root(21)), BASE)
+    assert not rep.accepted
+    assert rep.failures == (
+        Failure(
+            "exhaustive",
+            "nodes[0].leaf",
+            "2097152 completions: more than the checker enumerates (1048576)",
+        ),
+    )
+
+
+def test_an_exhaustive_leaf_with_a_wrong_member_count_is_refused():
+    data = _exhaustive_root(3)
+    data["nodes"][0]["leaf"]["members"] = "5"  # parity has 4 members in {0, 1}³
+    rep = check(certificate_from_dict(data), BASE)
+    assert rep.failures == (
+        Failure("counts", "nodes[0].leaf.members", "the cube has 4 members of parity"),
+    )
+
+
+def test_a_bound_leaf_on_a_version_3_model_is_refused_naming_its_kinds():
+    model = random_decoder(1, 1, 8, positions="none", norm="rms", mlp="swiglu", seed=1)
+    data = _exhaustive_root(3)
+    data["model"] = {"name": model.name, "sha256": model.digest}
+    data["nodes"][0]["leaf"] = {
+        "kind": "bound",
+        "method": "box",
+        "decision": True,
+        "z_range": [1.0, 2.0],
+        "members": "4",
+        "right": "4",
+        "wrong": "4",
+    }
+    rep = check(certificate_from_dict(data), model)
+    assert rep.failures == (
+        Failure(
+            "bound",
+            "nodes[0].leaf.method",
+            "bound leaves are not supported for models with RMSNorm, gated MLP, silu "
+            "activation (only exhaustive leaves, decided string by string)",
+        ),
+    )
