@@ -5,7 +5,6 @@ reason (issue 34: mutation score)."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import numpy as np
 import pytest
@@ -14,7 +13,9 @@ from attncert.certificates.verify import certificate_from_dict
 from attncert.kernel.core.failure import Failure
 from attncert.kernel.soft import checker as K
 from attncert.kernel.soft.batch import logit_bounds, tokens
+from attncert.kernel.soft.propagate import propagate
 from attncert.kernel.verify.checker import check, exhaustive_decisions
+from attncert.languages import language
 from attncert.model import random_model
 from attncert.model.decoders import random_decoder
 
@@ -44,7 +45,7 @@ def test_signs_the_float_enclosure_leaves_open_are_decided_in_arb(near_zero):
     model, s0 = near_zero
     lo, hi = logit_bounds(model, tokens(model, [s0]))
     assert lo[0] <= 0.0 < hi[0]  # the float enclosure straddles 0
-    strings = ["".join(t) for t in itertools.product("01", repeat=4)]
+    strings = ["0000", s0, "1011", "1111"]
     got = exhaustive_decisions(model, strings)
     want = [bool(K.decide(model, s)[1] > 0) for s in strings]
     assert got.tolist() == want and got[strings.index(s0)]
@@ -113,4 +114,84 @@ def test_a_bound_leaf_on_a_version_3_model_is_refused_naming_its_kinds():
             "bound leaves are not supported for models with RMSNorm, gated MLP, silu "
             "activation (only exhaustive leaves, decided string by string)",
         ),
+    )
+
+
+# a model that accepts every string (readout bias 40): one box leaf decides the whole cube
+ACCEPTS = _with_bias(random_model(1, 1, 8, kind="softmax", seed=2), 40.0)
+
+
+def _box_root(**leaf) -> tuple[dict, float, float]:
+    """A certificate with one bound leaf (box method) over {0, 1}³ for PARITY, its range the
+    kernel's own propagation; fields of ``leaf`` replace the honest ones."""
+    z_lo, z_hi = propagate(ACCEPTS, "***", False)[:2]
+    assert z_lo > 0
+    data = _exhaustive_root(3)
+    data["model"] = {"name": ACCEPTS.name, "sha256": ACCEPTS.digest}
+    parity = language("parity")
+    witness = next(s for s in ("000", "011", "001", "111") if not parity.contains(s))
+    data["nodes"][0]["leaf"] = {
+        "kind": "bound",
+        "method": "box",
+        "decision": True,
+        "z_range": [z_lo, z_hi],
+        "members": "4",
+        "right": "4",
+        "wrong": "4",
+        "witness": witness,
+        **leaf,
+    }
+    data["totals"] = {"right": "4", "wrong": "4", "undecided": "0"}
+    return data, z_lo, z_hi
+
+
+def _failures(data):
+    return check(certificate_from_dict(data), ACCEPTS).failures
+
+
+def test_a_box_leaf_is_re_derived_and_its_counts_follow():
+    data, _, _ = _box_root()
+    rep = check(certificate_from_dict(data), ACCEPTS)
+    assert rep.accepted, rep.summary()
+    assert (rep.total, rep.right, rep.wrong, rep.undecided) == (8, 4, 4, 0)
+
+
+def test_a_box_leaf_s_range_must_be_sound_and_tight_and_decide():
+    data, z_lo, z_hi = _box_root()
+    up = z_lo + 0.25 * (z_hi - z_lo)
+    data["nodes"][0]["leaf"]["z_range"] = [up, z_hi]
+    assert _failures(data) == (
+        Failure(
+            "bound",
+            "nodes[0].leaf.z_range",
+            f"claimed [{up!r}, {z_hi!r}] is not sound: re-derived [{z_lo!r}, {z_hi!r}]",
+        ),
+    )
+    wide = z_hi + 1.0
+    data["nodes"][0]["leaf"]["z_range"] = [z_lo, wide]
+    assert _failures(data) == (
+        Failure(
+            "bound",
+            "nodes[0].leaf.z_range",
+            f"claimed {wide!r} is not what the propagation gives ({z_hi!r}, tolerance 1e-06)",
+        ),
+    )
+    data, z_lo, z_hi = _box_root(decision=False)
+    assert _failures(data) == (
+        Failure(
+            "bound",
+            "nodes[0].leaf.decision",
+            f"the range [{z_lo!r}, {z_hi!r}] does not give decision False on every completion",
+        ),
+    )
+
+
+def test_a_bound_leaf_s_method_is_checked():
+    data, _, _ = _box_root(method="lp")
+    assert _failures(data) == (
+        Failure("bound", "nodes[0].leaf.method", "'lp': expected 'affine' or 'box'"),
+    )
+    data, _, _ = _box_root(method="affine")
+    assert _failures(data) == (
+        Failure("bound", "nodes[0].leaf.base", "the affine method needs its base completion"),
     )
