@@ -5,12 +5,16 @@ too short refused) and a hard head refused by name (issue 34: mutation score).""
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pytest
+from test_model_v2 import v2_model
 from test_soft_certified_bounds import _check_model
 
 from attncert.errors import SpecError
 from attncert.kernel.soft import propagate as KP
-from attncert.model import random_model
+from attncert.model import forward, random_model
 from attncert.model.decoders import random_decoder
 
 
@@ -42,3 +46,29 @@ def test_a_hard_head_is_refused_by_name():
     with pytest.raises(SpecError) as e:
         KP.propagate(model, "**", True)
     assert str(e.value) == "the soft certificate checker handles softmax heads only"
+
+
+def _completions(rho: str) -> list[str]:
+    return ["".join(t) for t in itertools.product(*[("0", "1") if c == "*" else (c,) for c in rho])]
+
+
+def test_nothing_changeable_means_a_change_of_zero_for_a_mean_readout():
+    model = v2_model(0)  # a mean readout
+    assert model.readout.position == "mean"
+    rho = "0**0"
+    z_lo, z_hi, change, _, per_row = KP.propagate(model, rho, False)
+    z = forward(model, _completions(rho)).logits
+    assert np.all(z_lo <= z) and np.all(z <= z_hi)
+    assert change == 0.0 and per_row == []
+
+
+def test_each_readout_token_s_row_has_no_change_when_nothing_may_change():
+    model = v2_model(1, norm_position="post", activation="relu", readout="last")
+    rho = "0**"  # the readout token (the last) is free: one row per token
+    _, _, change, _, per_row = KP.propagate(model, rho, False)
+    assert change == 0.0
+    assert [row[0] for row in per_row] == [0, 1] and all(row[3] == 0.0 for row in per_row)
+    for tok, lo, hi, _, _ in per_row:
+        strings = [s for s in _completions(rho) if s[-1] == model.alphabet[tok]]
+        z = forward(model, strings).logits
+        assert np.all(lo <= z) and np.all(z <= hi)

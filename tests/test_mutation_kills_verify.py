@@ -195,3 +195,25 @@ def test_a_bound_leaf_s_method_is_checked():
     assert _failures(data) == (
         Failure("bound", "nodes[0].leaf.base", "the affine method needs its base completion"),
     )
+
+
+def test_every_false_witness_is_refused_with_its_reason():
+    data, _, _ = _box_root(witness=None)
+    assert _failures(data) == (
+        Failure("witness", "nodes[0].leaf.witness", "a leaf with wrong > 0 needs a witness string"),
+    )
+    data, _, _ = _box_root(witness="0000")
+    assert _failures(data) == (
+        Failure("witness", "nodes[0].leaf.witness", "0000… is not a completion of the cube"),
+    )
+    data, _, _ = _box_root(witness="0x0")
+    assert _failures(data) == (Failure("witness", "nodes[0].leaf.witness", "a symbol outside Σ"),)
+    member = next(s for s in ("000", "011", "001", "111") if language("parity").contains(s))
+    data, _, _ = _box_root(witness=member)  # the model accepts it, rightly
+    assert _failures(data) == (
+        Failure(
+            "witness",
+            "nodes[0].leaf.witness",
+            f"the model decides True on {member}…, which is right for parity",
+        ),
+    )
