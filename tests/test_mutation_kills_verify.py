@@ -217,3 +217,20 @@ def test_every_false_witness_is_refused_with_its_reason():
             f"the model decides True on {member}…, which is right for parity",
         ),
     )
+
+
+def test_a_witness_contradicting_its_bound_leaf_is_refused(monkeypatch):
+    """Defence in depth: were the propagation unsound (here replaced by one claiming every
+    logit is in [1, 2] for a model that rejects every string), a witness decided in arb
+    against the leaf's decision is still refused."""
+    from attncert.kernel.verify import checker as kverify
+
+    rejects = _with_bias(ACCEPTS, -40.0)
+    monkeypatch.setattr(kverify, "propagate", lambda *a, **k: (1.0, 2.0, 0.0, None, []))
+    member = next(s for s in ("000", "011", "001", "111") if language("parity").contains(s))
+    data, _, _ = _box_root(z_range=[1.0, 2.0], witness=member)
+    data["model"] = {"name": rejects.name, "sha256": rejects.digest}
+    rep = check(certificate_from_dict(data), rejects)
+    assert rep.failures == (
+        Failure("witness", "nodes[0].leaf.witness", "arb gives decision False, the leaf True"),
+    )
