@@ -90,11 +90,17 @@ MODULES: dict[str, list[str]] = {
             "not committed and not artifact and not cli",
         ]
         for module in (
-            "kernel/uniform/classes",
             "kernel/uniform/propagate",
             "kernel/uniform/checker",
         )
     },
+    "kernel/uniform/classes": [
+        "tests/test_mutation_kills_uniform_classes.py",
+        "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
     "kernel/uniform/dyadic": [
         "tests/test_mutation_kills_uniform_dyadic.py",
         "tests/test_soft_uniform_kernel.py",
