@@ -234,3 +234,28 @@ def test_a_witness_contradicting_its_bound_leaf_is_refused(monkeypatch):
     assert rep.failures == (
         Failure("witness", "nodes[0].leaf.witness", "arb gives decision False, the leaf True"),
     )
+
+
+def test_an_overflowing_bound_is_a_rejection_naming_the_propagation(monkeypatch):
+    from attncert.kernel.core import bounds as B
+    from attncert.kernel.verify import checker as kverify
+
+    def overflow(*args, **kwargs):
+        raise B.Undecided("a bound overflowed float64")
+
+    monkeypatch.setattr(kverify, "propagate", overflow)
+    data, _, _ = _box_root()
+    rep = check(certificate_from_dict(data), ACCEPTS)
+    assert rep.failures == (
+        Failure("arithmetic", "propagation", "undecided: a bound overflowed float64"),
+    )
+    assert rep.facts == (f"model {ACCEPTS.name} ({ACCEPTS.digest[:12]}…), parity, n = 3",)
+
+
+def test_counts_beyond_10_to_the_15_are_printed_by_their_leading_digits():
+    from attncert.kernel.verify.checker import _short
+
+    assert _short(10**15 - 1) == "999999999999999"
+    assert _short(10**15) == "≈1.0000e15"
+    assert _short(2**100) == "≈1.2677e30"
+    assert _short(3 * 10**400) == "≈3.0000e400"
