@@ -143,6 +143,40 @@ TAMPER = [
 ]
 
 
+# the exact claim and place of each edit's rejection (the reason is matched above)
+CLAIM_WHERE = {
+    "K": ("K", "K"),
+    "K fidelity": ("K", "K"),
+    "n0": ("n0", "n0"),
+    "n0 and N0'": ("classes", "cases[0].classes[0].features['i/n']"),
+    "bins": ("classes", "cases[0].classes"),
+    "cases": ("cases", "cases"),
+    "parity": ("cases", "cases"),
+    "feature range": ("classes", "cases[0].classes[3].features['i/n']"),
+    "1/n range": ("classes", "cases[0].classes[0].features['1/n']"),
+    "count": ("classes", "cases[0].classes[3].count_fraction"),
+    "changeable": ("classes", "cases[0].classes[0].changeable"),
+    "one key": ("heads", "cases[0].heads[0].one_key"),
+    "beta": ("heads", "cases[0].heads[0].beta"),
+    "step": ("steps", "cases[0].steps[2].other"),
+    "width": ("steps", "cases[0].steps[1].width"),
+    "label": ("steps", "cases[0].steps[1].label"),
+    "z range": ("per_symbol", "cases[0].per_symbol[0].z_range"),
+    "K_tokens": ("per_symbol", "cases[0].per_symbol[0].K_tokens"),
+    "K per symbol": ("per_symbol", "cases[0].per_symbol[0].K"),
+    "factor": ("token_factor", "token_factor"),
+    "cap": ("cap", "cap"),
+    "n*": ("nontrivial_from", "nontrivial_from"),
+    "floor": ("floor", "floor.at[0].nats"),
+    "floor n": ("floor", "floor.at[0].n"),
+    "tolerance": ("tolerance", "tolerance"),
+    "version": ("format", "format/version"),
+    "model": ("model", "model.sha256"),
+    "garbage K": ("format", "K"),
+    "missing": ("format", "steps"),
+}
+
+
 @pytest.mark.parametrize(("label", "edit", "where", "why"), TAMPER, ids=[t[0] for t in TAMPER])
 def test_every_edit_is_rejected_naming_it(parity, label, edit, where, why):
     data = copy.deepcopy(parity)
@@ -152,6 +186,7 @@ def test_every_edit_is_rejected_naming_it(parity, label, edit, where, why):
     f = report.failures[0]
     assert f.where.startswith(where), (label, str(f))
     assert why in f.reason, (label, str(f))
+    assert (f.claim, f.where) == CLAIM_WHERE[label], (label, str(f))
 
 
 def test_the_certificate_is_accepted_and_states_the_theorem(parity):
