@@ -259,3 +259,100 @@ def test_counts_beyond_10_to_the_15_are_printed_by_their_leading_digits():
     assert _short(10**15) == "≈1.0000e15"
     assert _short(2**100) == "≈1.2677e30"
     assert _short(3 * 10**400) == "≈3.0000e400"
+
+
+def _tree(split=1, kids=(("0", 0), ("1", 0))) -> dict:
+    """A root split at ``split`` with leaf children (symbol, parent) over {0, 1}³."""
+    data = _exhaustive_root(3)
+    leaf = data["nodes"][0]["leaf"]
+    data["nodes"] = [{"parent": None, "symbol": None, "split": split}] + [
+        {"parent": p, "symbol": s, "leaf": dict(leaf)} for s, p in kids
+    ]
+    return data
+
+
+def _edited(**fields) -> dict:
+    data = _exhaustive_root(3)
+    data.update(fields)
+    return data
+
+
+HARD = random_model(1, 1, 8, seed=5)
+
+IDENTITY_AND_TREE = [
+    (
+        _edited(model={"name": "x", "sha256": "ab" * 32}),
+        BASE,
+        ("model", "model.sha256", "certificate is for model abababababab…, this model's hash is "),
+    ),
+    (
+        _edited(model={"name": HARD.name, "sha256": HARD.digest}),
+        HARD,
+        (
+            "model",
+            "model",
+            "layers[0].heads[0] is a leftmost hard-attention head (the soft verifier bounds "
+            "softmax heads)",
+        ),
+    ),
+    (_edited(alphabet="ab"), BASE, ("alphabet", "alphabet", "the model's alphabet is '01'")),
+    (_edited(language="nosuch"), BASE, ("language", "language", "unknown language 'nosuch'")),
+    (
+        _edited(language="dyck1"),
+        BASE,
+        ("language", "language", "dyck1 is over '()', the model over '01'"),
+    ),
+    (_edited(tolerance=0.01), BASE, ("tolerance", "tolerance", "0.01 is outside [0, 1e-3]")),
+    (_edited(nodes=[]), BASE, ("tree", "nodes", "no root")),
+    (_tree(split=4), BASE, ("tree", "nodes[0].split", "position 4 is outside 1…3")),
+    (
+        _tree(kids=(("0", 0), ("1", 2))),
+        BASE,
+        ("tree", "nodes[2].parent", "2: expected an earlier node"),
+    ),
+    (_tree(kids=(("0", 0), ("1", 1))), BASE, ("tree", "nodes[2].parent", "node 1 is a leaf")),
+    (
+        _tree(kids=(("0", 0), ("x", 0))),
+        BASE,
+        ("tree", "nodes[2].symbol", "'x' is not a symbol of Σ"),
+    ),
+    (
+        _tree(kids=(("0", 0), ("0", 0))),
+        BASE,
+        (
+            "tree",
+            "nodes[0]",
+            "its children carry the symbols ['0', '0']: each of ['0', '1'] exactly once is "
+            "needed for a partition",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "model", "want"), IDENTITY_AND_TREE)
+def test_identity_and_tree_refusals_are_exact(data, model, want):
+    rep = check(certificate_from_dict(data), model)
+    assert len(rep.failures) == 1 and not rep.accepted
+    f = rep.failures[0]
+    assert (f.claim, f.where) == want[:2]
+    if want[0] == "model" and want[1] == "model.sha256":  # the model's own hash follows
+        assert f.reason == want[2] + f"{model.digest[:12]}…"
+    else:
+        assert f.reason == want[2]
+
+
+def test_a_root_with_a_symbol_or_both_split_and_leaf_is_refused():
+    data = _exhaustive_root(3)
+    data["nodes"][0]["symbol"] = "0"
+    assert _failures_of(data) == (
+        Failure("tree", "nodes[0]", "the root has no parent and no symbol"),
+    )
+    data = _exhaustive_root(3)
+    data["nodes"][0]["split"] = 1
+    assert _failures_of(data) == (
+        Failure("tree", "nodes[0]", "a node is either split (internal) or a leaf"),
+    )
+
+
+def _failures_of(data):
+    return check(certificate_from_dict(data), BASE).failures
