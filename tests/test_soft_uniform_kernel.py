@@ -140,6 +140,9 @@ TAMPER = [
     ("model", _set(("model", "sha256"), "0" * 64), "model.sha256", "hash"),
     ("garbage K", _set(("K",), "lots"), "K", "not a number"),
     ("missing", lambda d: d["cases"][0].pop("steps"), "steps", "missing"),
+    ("floor kind", _set(("floor", "kind"), "bits"), "floor.kind", "unknown floor kind 'bits'"),
+    ("no floor kind", lambda d: d["floor"].pop("kind"), "floor", "missing field 'kind'"),
+    ("no floor rows", lambda d: d["floor"].pop("at"), "floor", "missing field 'at'"),
 ]
 
 
@@ -174,6 +177,9 @@ CLAIM_WHERE = {
     "model": ("model", "model.sha256"),
     "garbage K": ("format", "K"),
     "missing": ("format", "steps"),
+    "floor kind": ("floor", "floor.kind"),
+    "no floor kind": ("format", "floor"),
+    "no floor rows": ("format", "floor"),
 }
 
 
