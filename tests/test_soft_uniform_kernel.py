@@ -141,6 +141,25 @@ TAMPER = [
     ("garbage K", _set(("K",), "lots"), "K", "not a number"),
     ("missing", lambda d: d["cases"][0].pop("steps"), "steps", "missing"),
     ("floor kind", _set(("floor", "kind"), "bits"), "floor.kind", "unknown floor kind 'bits'"),
+    (
+        "class",
+        _set(("cases", 0, "classes", 2), "x"),
+        "cases[0].classes[2]",
+        "expected a JSON object",
+    ),
+    ("bins type", _set(("bins",), "4"), "bins", "field 'bins' has the wrong type str"),
+    (
+        "z_lo alone",
+        _set(("cases", 0, "per_symbol", 0, "z_range", 0), 0.0),
+        "cases[0].per_symbol[0].z_range",
+        "claimed −z_lo 0 is not sound: re-derived 1.2651515",
+    ),
+    (
+        "beta in full",
+        _set(("cases", 0, "heads", 0, "beta"), [0.5, 0.5]),
+        "cases[0].heads[0].beta",
+        "claimed layer/head/β [1, 1, [0.5, 0.5]], re-derived [1, 1, [1.0, 1.0]]",
+    ),
     ("no floor kind", lambda d: d["floor"].pop("kind"), "floor", "missing field 'kind'"),
     ("no floor rows", lambda d: d["floor"].pop("at"), "floor", "missing field 'at'"),
 ]
@@ -178,6 +197,10 @@ CLAIM_WHERE = {
     "garbage K": ("format", "K"),
     "missing": ("format", "steps"),
     "floor kind": ("floor", "floor.kind"),
+    "class": ("classes", "cases[0].classes[2]"),
+    "bins type": ("format", "bins"),
+    "z_lo alone": ("per_symbol", "cases[0].per_symbol[0].z_range"),
+    "beta in full": ("heads", "cases[0].heads[0].beta"),
     "no floor kind": ("format", "floor"),
     "no floor rows": ("format", "floor"),
 }
@@ -193,6 +216,13 @@ def test_every_edit_is_rejected_naming_it(parity, label, edit, where, why):
     assert f.where.startswith(where), (label, str(f))
     assert why in f.reason, (label, str(f))
     assert (f.claim, f.where) == CLAIM_WHERE[label], (label, str(f))
+
+
+def test_derive_gives_the_certificate_s_unwidened_claims(parity):
+    got = KU.derive(zoo_model("soft_parity"), 64, 4)
+    assert got["nontrivial_from"] == parity["nontrivial_from"] == "64"
+    assert (got["n0"], got["n0_tokens"], got["bins"]) == (64, 66, 4)
+    assert Q.parse(got["K"]) <= Q.parse(parity["K"]) and got["token_factor"] == "1"
 
 
 def test_the_certificate_is_accepted_and_states_the_theorem(parity):
