@@ -356,3 +356,31 @@ def test_artifact_with_an_edited_k_is_rejected(tmp_path):
     assert not r.ok
     reasons = " ".join(r.reasons)
     assert "the manifest expects" in reasons and "K (K): claimed K" in reasons
+
+
+def test_an_overflow_in_the_propagation_is_a_rejection_naming_it(parity, monkeypatch):
+    from attncert.kernel.core import bounds as B
+    from attncert.kernel.core.failure import Failure
+
+    def overflow(*args, **kwargs):
+        raise B.Undecided("a bound overflowed float64")
+
+    monkeypatch.setattr(KU, "derive", overflow)
+    report = KU.check(parity, zoo_model("soft_parity"))
+    assert report.failures == (
+        Failure("arithmetic", "propagation", "undecided: a bound overflowed float64"),
+    )
+
+
+def test_a_constant_below_one_is_accepted():
+    """K < 1 (the readout weights scaled by 1/100): the largest K over the cases starts
+    from 0, not from any positive number."""
+    import dataclasses
+
+    sp = zoo_model("soft_parity")
+    small = dataclasses.replace(
+        sp, readout=dataclasses.replace(sp.readout, weight=sp.readout.weight / 100)
+    )
+    u = certify_uniform(small, 16, bins=1)
+    assert u.check.accepted, u.check.summary()
+    assert Q.parse(u.certificate["K"]) < 1
