@@ -69,6 +69,7 @@ MODULES: dict[str, list[str]] = {
         module: [
             "tests/test_mutation_kills_soft_propagate.py",
             "tests/test_mutation_kills_soft_heads.py",
+            "tests/test_mutation_kills_soft_readout.py",
             "tests/test_kernel_soft_tamper.py",
             "tests/test_soft_certified_bounds.py",
             "tests/test_soft_certified_decoders.py",
