@@ -91,11 +91,15 @@ MODULES: dict[str, list[str]] = {
             "-k",
             "not committed and not artifact and not cli",
         ]
-        for module in (
-            "kernel/uniform/propagate",
-            "kernel/uniform/checker",
-        )
+        for module in ("kernel/uniform/checker",)
     },
+    "kernel/uniform/propagate": [
+        "tests/test_mutation_kills_uniform_propagate.py",
+        "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
     "kernel/uniform/classes": [
         "tests/test_mutation_kills_uniform_classes.py",
         "tests/test_soft_uniform_kernel.py",
