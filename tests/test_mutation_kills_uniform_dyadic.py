@@ -119,3 +119,9 @@ def test_approx_in_and_beyond_float_range():
     assert Q.approx(Fraction(10) ** 400 * 3, 2) == "3.0e+400"
     assert Q.approx(Fraction(2) ** 999) == f"{2.0**999:.4g}"
     assert Q.approx(Fraction(2) ** 1000) == "1.072e+301"
+
+
+def test_approx_decides_by_magnitude_not_by_the_size_of_the_fraction():
+    # numerator and denominator of a thousand bits each, the value 10²⁰: the float path
+    q = Fraction(10**320 + 1, 10**300)
+    assert Q.approx(q) == "1e+20"
