@@ -79,9 +79,10 @@ MODULES: dict[str, list[str]] = {
     # the batched logit bounds against float and arb logits, and the verify trees that use
     # them (not the seconds-long proofs at n = 1024 or of a trained model)
     "kernel/soft/batch": [
+        "tests/test_mutation_kills_soft_batch.py",
         "tests/test_verify.py",
         "-k",
-        "batched or small_n or bound_leaves or bound_leaf or positive_exp",
+        "batched or small_n or bound_leaves or bound_leaf or positive_exp or mutation_kills",
     ],
     # (not the committed proofs/ artifacts: the scratch project has none; not the CLI)
     **{

@@ -154,6 +154,11 @@ def test_a_box_leaf_is_re_derived_and_its_counts_follow():
     rep = check(certificate_from_dict(data), ACCEPTS)
     assert rep.accepted, rep.summary()
     assert (rep.total, rep.right, rep.wrong, rep.undecided) == (8, 4, 4, 0)
+    assert rep.facts == (
+        f"model {ACCEPTS.name} ({ACCEPTS.digest[:12]}…), parity, n = 3",
+        "1 nodes partition Σ^3: 1 bound, 0 exhaustive, 0 open leaves",
+        "right 4, wrong 4, undecided 0 of 2^3 strings",
+    )
 
 
 def test_a_box_leaf_s_range_must_be_sound_and_tight_and_decide():
