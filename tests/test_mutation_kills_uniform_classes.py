@@ -111,3 +111,21 @@ def test_a_layout_outside_its_range_is_refused_with_the_reason(args, text):
         layout(zoo_model("soft_parity"), *args)
     assert str(e.value) == text
     assert layout(zoo_model("soft_parity"), 4, 256).bins == 256
+
+
+def test_inverse_position_features_at_the_tail_are_tight():
+    """At tail position N − k, 1/i ≤ 1/(N₀' − k), attained at N = N₀' (and → 0 as N grows)."""
+    from fractions import Fraction
+
+    from attncert.kernel.uniform.classes import feature_range
+
+    model = zoo_model("soft_parity")
+    lay = layout(model, 6, 2)
+    tails = [c for c in lay.classes if c.kind == "tail"]
+    assert tails
+    for name, power in (("1/i", 1), ("1/i^2", 2)):
+        f = PosFeature(name)
+        for c in tails:
+            top = Fraction(1, lay.n0_tokens - c.k) ** power
+            assert feature_range(f, c, lay) == (Fraction(0), top)
+            assert f.exact(lay.n0_tokens - c.k, lay.n0_tokens) == top  # attained
