@@ -129,3 +129,45 @@ def test_inverse_position_features_at_the_tail_are_tight():
             top = Fraction(1, lay.n0_tokens - c.k) ** power
             assert feature_range(f, c, lay) == (Fraction(0), top)
             assert f.exact(lay.n0_tokens - c.k, lay.n0_tokens) == top  # attained
+
+
+def test_class_names_and_which_positions_may_change():
+    # (-1)^i used: the middle split by parity; the last token is the readout, not changeable
+    m = random_model(1, 1, 4, kind="softmax", seed=0)
+    assert [(c.name, c.changeable) for c in layout(m, 4, 1).classes] == [
+        ("token 1 (input 1)", True),
+        ("middle, i even", True),
+        ("middle, i odd", True),
+        ("token N (input n−0)", False),
+    ]
+    plain = random_model(
+        1, 1, 4, kind="softmax", seed=0, features=(PosFeature("1"), PosFeature("i/n")), eos="E"
+    )
+    assert [(c.name, c.changeable) for c in layout(plain, 4, 1).classes] == [
+        ("token 1 (input 1)", True),
+        ("middle", True),
+        ("token N−1 (input n−0)", True),
+        ("EOS", False),
+    ]
+
+
+def test_an_unused_unbounded_feature_violates_nothing():
+    sp = zoo_model("soft_parity")
+    feats = tuple(PosFeature("i") if f.name == "i/n" else f for f in sp.embedding.features)
+    w = sp.embedding.pos_weight.copy()
+    w[:, 1] = 0.0  # the unbounded feature's column: unused
+    unused = dataclasses.replace(
+        sp, embedding=dataclasses.replace(sp.embedding, features=feats, pos_weight=w)
+    )
+    assert hypotheses(unused) == ()
+
+
+def test_inverse_position_in_the_first_middle_bin_is_tight():
+    from fractions import Fraction
+
+    from attncert.kernel.uniform.classes import feature_range
+
+    lay = layout(zoo_model("soft_parity"), 6, 2)
+    first = [c for c in lay.classes if c.kind == "middle" and c.bin == 0]
+    for c in first:  # i ≥ h + 1 there, attained at i = h + 1
+        assert feature_range(PosFeature("1/i"), c, lay) == (Fraction(0), Fraction(1, lay.h + 1))

@@ -16,10 +16,11 @@ from attncert.kernel.uniform.propagate import _beta, _sphere_norm, propagate_uni
 from attncert.model.spec import Embedding, Head, Layer, Model, Readout, Temperature
 
 
-def _bos_heavy() -> Model:
-    """Uniform attention (zero scores) over BOS (value 10) and n symbols (value 0 or 1):
-    z = (10 + #1)/N, whose range over every N ≥ N₀' = 5 is (0, 14/5]."""
-    word = np.array([[0.0, 1.0], [1.0, 1.0], [10.0, 1.0]])
+def _bos_heavy(bos_value: float = 10.0) -> Model:
+    """Uniform attention (zero scores) over BOS (value b) and n symbols (value 0 or 1):
+    z = (b + #1)/N; for b = 10 its range over every N ≥ N₀' = 5 is (0, 14/5], for b = −½
+    it is [−1/10, 1)."""
+    word = np.array([[0.0, 1.0], [1.0, 1.0], [bos_value, 1.0]])
     head = Head(
         w_q=np.array([[0.0, 1.0]]),
         w_k=np.array([[1.0, 0.0]]),
@@ -44,6 +45,14 @@ def test_a_dominant_bos_value_is_bounded_both_ways_and_tightly():
     for row in propagate_uniform(model, 4, 1).rows:
         # sup = 14/5 at N = 5 (all ones), inf → 0 as N grows: both ends within rounding
         assert abs(row.z_hi - 14 / 5) < 1e-12 and -1e-12 < row.z_lo <= 0.0
+
+
+def test_a_bos_value_just_below_the_others_bounds_the_minimum_tightly():
+    model = _bos_heavy(-0.5)
+    _check_sound(model, 4, 1, n_max=8)
+    for row in propagate_uniform(model, 4, 1).rows:
+        # inf = −½/5 at N = 5 (all zeros); sup → 1 as N grows
+        assert abs(row.z_lo + 1 / 10) < 1e-12 and 1.0 <= row.z_hi < 1.0 + 1e-12
 
 
 def test_the_inverse_temperature_s_range_over_every_length():
