@@ -85,15 +85,12 @@ MODULES: dict[str, list[str]] = {
         "batched or small_n or bound_leaves or bound_leaf or positive_exp or mutation_kills",
     ],
     # (not the committed proofs/ artifacts: the scratch project has none; not the CLI)
-    **{
-        module: [
-            "tests/test_soft_uniform_kernel.py",
-            "tests/test_soft_uniform.py",
-            "-k",
-            "not committed and not artifact and not cli",
-        ]
-        for module in ("kernel/uniform/checker",)
-    },
+    "kernel/uniform/checker": [
+        "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
     "kernel/uniform/propagate": [
         "tests/test_mutation_kills_uniform_propagate.py",
         "tests/test_soft_uniform_kernel.py",
