@@ -139,6 +139,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scale_agreement.py",
     ],
     "kernel/core/trace": [
+        "tests/test_mutation_kills_core_trace.py",
         "tests/test_kernel_trace_agreement.py",
         "tests/test_float_ties.py",
         "tests/test_scale_paths.py",
