@@ -53,6 +53,81 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 # module (relative to src/attncert, without .py) -> the test files (or node ids) that
 # exercise it; chosen by coverage and run time (the cheapest set that reaches the module).
 MODULES: dict[str, list[str]] = {
+    # --- issue 34: core, soft box propagation, uniform, verify, counting (helper a)
+    "kernel/core/bounds": [
+        "tests/test_mutation_kills_core_bounds.py",
+        "tests/test_soft_certified_arith.py",
+        "tests/test_soft_certified_bounds.py",
+        "tests/test_soft_certified_decoders.py",
+    ],
+    "kernel/core/failure": [
+        "tests/test_mutation_kills_core_failure.py",
+        "tests/test_kernel_soft_tamper.py",
+    ],
+    # the box propagation against every string, and the soft certificate's tamper tests
+    **{
+        module: [
+            "tests/test_mutation_kills_soft_propagate.py",
+            "tests/test_mutation_kills_soft_heads.py",
+            "tests/test_mutation_kills_soft_readout.py",
+            "tests/test_kernel_soft_tamper.py",
+            "tests/test_soft_certified_bounds.py",
+            "tests/test_soft_certified_decoders.py",
+        ]
+        for module in ("kernel/soft/propagate", "kernel/soft/heads", "kernel/soft/readout")
+    },
+    # the batched logit bounds against float and arb logits, and the verify trees that use
+    # them (not the seconds-long proofs at n = 1024 or of a trained model)
+    "kernel/soft/batch": [
+        "tests/test_mutation_kills_soft_batch.py",
+        "tests/test_verify.py",
+        "-k",
+        "batched or small_n or bound_leaves or bound_leaf or positive_exp or mutation_kills",
+    ],
+    # (not the committed proofs/ artifacts: the scratch project has none; not the CLI)
+    "kernel/uniform/checker": [
+        "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
+    "kernel/uniform/propagate": [
+        "tests/test_mutation_kills_uniform_propagate.py",
+        "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
+    "kernel/uniform/classes": [
+        "tests/test_mutation_kills_uniform_classes.py",
+        "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
+    "kernel/uniform/dyadic": [
+        "tests/test_mutation_kills_uniform_dyadic.py",
+        "tests/test_soft_uniform_kernel.py",
+        "-k",
+        "not committed and not artifact and not cli",
+    ],
+    # the verify trees and their tamper tests (not the import policy, the CLI, nor the
+    # seconds-long proofs of a trained model or at n = 1024)
+    "kernel/verify/checker": [
+        "tests/test_mutation_kills_verify.py",
+        "tests/test_verify.py",
+        "tests/test_verify_witness.py",
+        "-k",
+        "not imports and not cli and not theorem_1_6 and not n_1024 and not runs_no_witness"
+        " and not overrun_the_time_limit",
+    ],
+    # the exact counts against enumeration and at large n
+    "languages/counting": [
+        "tests/test_mutation_kills_counting.py",
+        "tests/test_verify.py",
+        "-k",
+        "counts or completions or small_n or bound_leaf or mutation_kills",
+    ],
     "arith/field": [
         "tests/test_mutation_kills_arith_field.py",
         "tests/test_arith_field_decisions.py",
@@ -82,6 +157,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_scale_agreement.py",
     ],
     "kernel/core/trace": [
+        "tests/test_mutation_kills_core_trace.py",
         "tests/test_kernel_trace_agreement.py",
         "tests/test_float_ties.py",
         "tests/test_scale_paths.py",

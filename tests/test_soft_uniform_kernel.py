@@ -140,7 +140,70 @@ TAMPER = [
     ("model", _set(("model", "sha256"), "0" * 64), "model.sha256", "hash"),
     ("garbage K", _set(("K",), "lots"), "K", "not a number"),
     ("missing", lambda d: d["cases"][0].pop("steps"), "steps", "missing"),
+    ("floor kind", _set(("floor", "kind"), "bits"), "floor.kind", "unknown floor kind 'bits'"),
+    (
+        "class",
+        _set(("cases", 0, "classes", 2), "x"),
+        "cases[0].classes[2]",
+        "expected a JSON object",
+    ),
+    ("bins type", _set(("bins",), "4"), "bins", "field 'bins' has the wrong type str"),
+    (
+        "z_lo alone",
+        _set(("cases", 0, "per_symbol", 0, "z_range", 0), 0.0),
+        "cases[0].per_symbol[0].z_range",
+        "claimed −z_lo 0 is not sound: re-derived 1.2651515",
+    ),
+    (
+        "beta in full",
+        _set(("cases", 0, "heads", 0, "beta"), [0.5, 0.5]),
+        "cases[0].heads[0].beta",
+        "claimed layer/head/β [1, 1, [0.5, 0.5]], re-derived [1, 1, [1.0, 1.0]]",
+    ),
+    ("no floor kind", lambda d: d["floor"].pop("kind"), "floor", "missing field 'kind'"),
+    ("no floor rows", lambda d: d["floor"].pop("at"), "floor", "missing field 'at'"),
 ]
+
+
+# the exact claim and place of each edit's rejection (the reason is matched above)
+CLAIM_WHERE = {
+    "K": ("K", "K"),
+    "K fidelity": ("K", "K"),
+    "n0": ("n0", "n0"),
+    "n0 and N0'": ("classes", "cases[0].classes[0].features['i/n']"),
+    "bins": ("classes", "cases[0].classes"),
+    "cases": ("cases", "cases"),
+    "parity": ("cases", "cases"),
+    "feature range": ("classes", "cases[0].classes[3].features['i/n']"),
+    "1/n range": ("classes", "cases[0].classes[0].features['1/n']"),
+    "count": ("classes", "cases[0].classes[3].count_fraction"),
+    "changeable": ("classes", "cases[0].classes[0].changeable"),
+    "one key": ("heads", "cases[0].heads[0].one_key"),
+    "beta": ("heads", "cases[0].heads[0].beta"),
+    "step": ("steps", "cases[0].steps[2].other"),
+    "width": ("steps", "cases[0].steps[1].width"),
+    "label": ("steps", "cases[0].steps[1].label"),
+    "z range": ("per_symbol", "cases[0].per_symbol[0].z_range"),
+    "K_tokens": ("per_symbol", "cases[0].per_symbol[0].K_tokens"),
+    "K per symbol": ("per_symbol", "cases[0].per_symbol[0].K"),
+    "factor": ("token_factor", "token_factor"),
+    "cap": ("cap", "cap"),
+    "n*": ("nontrivial_from", "nontrivial_from"),
+    "floor": ("floor", "floor.at[0].nats"),
+    "floor n": ("floor", "floor.at[0].n"),
+    "tolerance": ("tolerance", "tolerance"),
+    "version": ("format", "format/version"),
+    "model": ("model", "model.sha256"),
+    "garbage K": ("format", "K"),
+    "missing": ("format", "steps"),
+    "floor kind": ("floor", "floor.kind"),
+    "class": ("classes", "cases[0].classes[2]"),
+    "bins type": ("format", "bins"),
+    "z_lo alone": ("per_symbol", "cases[0].per_symbol[0].z_range"),
+    "beta in full": ("heads", "cases[0].heads[0].beta"),
+    "no floor kind": ("format", "floor"),
+    "no floor rows": ("format", "floor"),
+}
 
 
 @pytest.mark.parametrize(("label", "edit", "where", "why"), TAMPER, ids=[t[0] for t in TAMPER])
@@ -152,6 +215,14 @@ def test_every_edit_is_rejected_naming_it(parity, label, edit, where, why):
     f = report.failures[0]
     assert f.where.startswith(where), (label, str(f))
     assert why in f.reason, (label, str(f))
+    assert (f.claim, f.where) == CLAIM_WHERE[label], (label, str(f))
+
+
+def test_derive_gives_the_certificate_s_unwidened_claims(parity):
+    got = KU.derive(zoo_model("soft_parity"), 64, 4)
+    assert got["nontrivial_from"] == parity["nontrivial_from"] == "64"
+    assert (got["n0"], got["n0_tokens"], got["bins"]) == (64, 66, 4)
+    assert Q.parse(got["K"]) <= Q.parse(parity["K"]) and got["token_factor"] == "1"
 
 
 def test_the_certificate_is_accepted_and_states_the_theorem(parity):
@@ -285,3 +356,31 @@ def test_artifact_with_an_edited_k_is_rejected(tmp_path):
     assert not r.ok
     reasons = " ".join(r.reasons)
     assert "the manifest expects" in reasons and "K (K): claimed K" in reasons
+
+
+def test_an_overflow_in_the_propagation_is_a_rejection_naming_it(parity, monkeypatch):
+    from attncert.kernel.core import bounds as B
+    from attncert.kernel.core.failure import Failure
+
+    def overflow(*args, **kwargs):
+        raise B.Undecided("a bound overflowed float64")
+
+    monkeypatch.setattr(KU, "derive", overflow)
+    report = KU.check(parity, zoo_model("soft_parity"))
+    assert report.failures == (
+        Failure("arithmetic", "propagation", "undecided: a bound overflowed float64"),
+    )
+
+
+def test_a_constant_below_one_is_accepted():
+    """K < 1 (the readout weights scaled by 1/100): the largest K over the cases starts
+    from 0, not from any positive number."""
+    import dataclasses
+
+    sp = zoo_model("soft_parity")
+    small = dataclasses.replace(
+        sp, readout=dataclasses.replace(sp.readout, weight=sp.readout.weight / 100)
+    )
+    u = certify_uniform(small, 16, bins=1)
+    assert u.check.accepted, u.check.summary()
+    assert Q.parse(u.certificate["K"]) < 1

@@ -1,0 +1,75 @@
+"""The length-uniform propagation (:mod:`attncert.kernel.uniform.propagate`) where the
+random and zoo models of ``test_soft_uniform.py`` leave it loose: a head whose BOS value
+dominates (the single-position classes' weight bounds the output both ways, tightly), the
+inverse temperature's range, and which LayerNorm the readout reads (issue 34: mutation
+score)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from test_model_v2 import v2_model
+from test_soft_uniform import _check_sound
+
+from attncert.kernel.uniform.propagate import _beta, _sphere_norm, propagate_uniform
+from attncert.model.spec import Embedding, Head, Layer, Model, Readout, Temperature
+
+
+def _bos_heavy(bos_value: float = 10.0) -> Model:
+    """Uniform attention (zero scores) over BOS (value b) and n symbols (value 0 or 1):
+    z = (b + #1)/N; for b = 10 its range over every N ≥ N₀' = 5 is (0, 14/5], for b = −½
+    it is [−1/10, 1)."""
+    word = np.array([[0.0, 1.0], [1.0, 1.0], [bos_value, 1.0]])
+    head = Head(
+        w_q=np.array([[0.0, 1.0]]),
+        w_k=np.array([[1.0, 0.0]]),
+        w_v=np.array([[1.0, 0.0]]),
+        w_o=np.array([[1.0], [0.0]]),
+        kind="softmax",
+        temperature=Temperature(0.0),
+    )
+    return Model(
+        alphabet=("0", "1"),
+        embedding=Embedding(("0", "1", "B"), word),
+        layers=(Layer((head,), None, residual=False),),
+        readout=Readout(np.array([1.0, 0.0]), 0.0, position="last"),
+        name="bos-heavy",
+        bos="B",
+    )
+
+
+def test_a_dominant_bos_value_is_bounded_both_ways_and_tightly():
+    model = _bos_heavy()
+    _check_sound(model, 4, 1, n_max=8)  # every logit inside, every change below K/n
+    for row in propagate_uniform(model, 4, 1).rows:
+        # sup = 14/5 at N = 5 (all ones), inf → 0 as N grows: both ends within rounding
+        assert abs(row.z_hi - 14 / 5) < 1e-12 and -1e-12 < row.z_lo <= 0.0
+
+
+def test_a_bos_value_just_below_the_others_bounds_the_minimum_tightly():
+    model = _bos_heavy(-0.5)
+    _check_sound(model, 4, 1, n_max=8)
+    for row in propagate_uniform(model, 4, 1).rows:
+        # inf = −½/5 at N = 5 (all zeros); sup → 1 as N grows
+        assert abs(row.z_lo + 1 / 10) < 1e-12 and 1.0 <= row.z_hi < 1.0 + 1e-12
+
+
+def test_the_inverse_temperature_s_range_over_every_length():
+    def head(t: Temperature):
+        return dataclasses.replace(_bos_heavy().layers[0].heads[0], temperature=t)
+
+    assert _beta(head(Temperature(2.0)), 9) == (2.0, 2.0)
+    lo, hi = _beta(head(Temperature(1.0, n_power=-0.5)), 9)  # β(N) = N^−½ ∈ (0, 1/3]
+    assert lo == 0.0 and 1 / 3 <= hi < 1 / 3 + 1e-15
+    lo, hi = _beta(head(Temperature(-1.0, n_power=-0.5)), 9)
+    assert -1 / 3 - 1e-15 < lo <= -1 / 3 and hi == 0.0
+
+
+def test_the_readout_reads_the_final_norm_when_there_is_one():
+    post = v2_model(1, norm_position="post", activation="relu", readout="last")
+    last = post.layers[-1]
+    assert post.final_norm is not None and not last.pre_norm and last.norm2 is not None
+    assert _sphere_norm(post) is post.final_norm  # not the last layer's own norm
+    without = dataclasses.replace(post, final_norm=None)
+    assert _sphere_norm(without) is last.norm2
