@@ -5,13 +5,12 @@ budget and count FFN, the threshold's counts, offset and FFN on the counts' whol
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import numpy as np
 import pytest
+from all_lengths_edits import first_failure as _failure
 
-from attncert.certificates.all_lengths import certificate_from_dict
 from attncert.compile import compile_formula
 from attncert.kernel.all_lengths import checker as K
 from attncert.prove.all_lengths import prove_all_lengths
@@ -34,18 +33,6 @@ def majority():
 
 def _index(cert, kind, pred=lambda g: True):
     return next(k for k, g in enumerate(cert.to_dict()["gadgets"]) if g["kind"] == kind and pred(g))
-
-
-def _failure(model, cert, edit=None, new_model=None):
-    d = copy.deepcopy(cert.to_dict())
-    if edit is not None:
-        edit(d)
-    if new_model is not None:
-        d["model"]["sha256"] = new_model.digest
-        model = new_model
-    rep = K.check(certificate_from_dict(d), model)
-    assert not rep.accepted
-    return rep.failures[0]
 
 
 def _with_ffn(model, layer, **edits):

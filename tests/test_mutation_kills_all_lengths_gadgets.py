@@ -5,13 +5,12 @@ from, and a FFN that is wrong only between the marks of Proposition 11 is caught
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import numpy as np
 import pytest
+from all_lengths_edits import first_failure as _failure
 
-from attncert.certificates.all_lengths import certificate_from_dict
 from attncert.compile import compile_formula
 from attncert.compile.first_last import first_last_model
 from attncert.kernel.all_lengths import checker as K
@@ -36,18 +35,6 @@ def prev_shift():
 def last():
     m = first_last_model("last", "ab")
     return m, prove_all_lengths("last", m).certificate
-
-
-def _failure(model, cert, edit=None, new_model=None):
-    d = copy.deepcopy(cert.to_dict())
-    if edit is not None:
-        edit(d)
-    if new_model is not None:
-        d["model"]["sha256"] = new_model.digest
-        model = new_model
-    rep = K.check(certificate_from_dict(d), model)
-    assert not rep.accepted
-    return rep.failures[0]
 
 
 def _with_ffn(model, **arrays):
