@@ -8,13 +8,13 @@ that names the optional extra when it is missing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from attncert.errors import SpecError, UnsupportedError
-from attncert.model.spec import AttentionKind, LayerNorm, Mask, Temperature
+from attncert.model.spec import AttentionKind, Layer, LayerNorm, Mask, NormPosition, Temperature
 
 
 def require_torch(what: str = "importing a PyTorch model") -> Any:
@@ -160,3 +160,30 @@ def linear_readout_weight(weight: np.ndarray, bias: np.ndarray | None, where: st
         where=where,
         expected="1 output (the accept logit) or 2 (reject, accept)",
     )
+
+
+def norm_only_layer(norm: LayerNorm | None) -> Layer:
+    """A layer computing ``norm`` (y ↦ LN(y)): no heads, no MLP, residual, post-norm —
+    the evaluator computes LN₁(y + 0) = LN₁(y) exactly."""
+    return Layer((), None, True, norm, None, NormPosition.POST)
+
+
+def check_finite(arr: np.ndarray, where: str) -> None:
+    if not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise SpecError(
+            f"non-finite value {float(arr[bad])!r} at index {bad}",
+            where=where,
+            expected="finite weights",
+        )
+
+
+def plain_config(value: Any) -> Any:
+    """A config value as plain JSON data."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_config(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_config(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)

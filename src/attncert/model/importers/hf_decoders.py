@@ -57,9 +57,12 @@ import numpy as np
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model.importers._common import (
     attention_kind,
+    check_finite,
     fold_scale,
     layer_norm,
     linear_readout_weight,
+    norm_only_layer,
+    plain_config,
     require_torch,
     scale_query,
     to_numpy,
@@ -216,7 +219,7 @@ class _Importer:
     def field(self, name: str, default: Any = None) -> Any:
         """``config.<name>`` (recorded in meta as a config field used)."""
         value = getattr(self.config, name, default)
-        self.fields[name] = _plain(value)
+        self.fields[name] = plain_config(value)
         return value
 
     def refuse(self, field: str, message: str, expected: str) -> None:
@@ -253,7 +256,7 @@ class _Importer:
         self.d = word.shape[1]
         table = self._length_limit(max_length)
         emb = Embedding(vocab=vocab, word=word[ids], table=table)
-        _finite(emb.word, "get_input_embeddings().weight (rows of token_ids)")
+        check_finite(emb.word, "get_input_embeddings().weight (rows of token_ids)")
         if self.type in _LLAMA_FAMILY:
             layers, final = self._llama_layers()
         elif self.type == "gpt_neox":
@@ -390,7 +393,7 @@ class _Importer:
                 if getattr(config, old, None) is not None:
                     params.setdefault("partial_rotary_factor", getattr(config, old))
         params = dict(params)
-        self.fields["rope_parameters"] = _plain(params)
+        self.fields["rope_parameters"] = plain_config(params)
         if any(isinstance(v, Mapping) for v in params.values()):
             self.refuse(
                 "rope_parameters", "per-layer-type rope parameters", "one rope_parameters dict"
@@ -667,7 +670,7 @@ class _Importer:
         emb_norm = layer_norm(
             self.core.word_embeddings_layernorm, self.d, "word_embeddings_layernorm", torch
         )
-        layers = [_norm_layer(emb_norm)]
+        layers = [norm_only_layer(emb_norm)]
         for li, block in enumerate(self.core.h):
             where = f"h[{li}]"
             attn = block.self_attention
@@ -684,9 +687,9 @@ class _Importer:
             )
             if post:
                 layers += [
-                    _norm_layer(norm1),
+                    norm_only_layer(norm1),
                     Layer(tuple(heads), None, True, None, None, NormPosition.PRE),
-                    _norm_layer(norm2),
+                    norm_only_layer(norm2),
                     Layer((), ffn, True, None, None, NormPosition.PRE),
                 ]
             else:
@@ -726,14 +729,14 @@ class _Importer:
             out = self.model.get_output_embeddings()
             rows = [int(token_ids[s]) for s in symbols]
             weight = to_numpy(out.weight)[rows]
-            _finite(weight, "lm_head.weight (rows of lm_symbols)")
+            check_finite(weight, "lm_head.weight (rows of lm_symbols)")
             bias = (
                 to_numpy(out.bias)[rows]
                 if getattr(out, "bias", None) is not None
                 else np.zeros(len(rows))
             )
             tied = out.weight is self.core.get_input_embeddings().weight
-            self.fields["tie_word_embeddings"] = _plain(
+            self.fields["tie_word_embeddings"] = plain_config(
                 getattr(self.config, "tie_word_embeddings", None)
             )
             self.notes["lm_head"] = "tied to the input embeddings" if tied else "untied"
@@ -773,30 +776,3 @@ def _split_fused(w: np.ndarray, nh: int, dh: int) -> tuple[np.ndarray, np.ndarra
     view(…, nh, 3, dh)) → (W_Q, W_K, W_V), each (nh·dh, …) head by head."""
     blocks = w.reshape(nh, 3, dh, *w.shape[1:])
     return tuple(blocks[:, t].reshape(nh * dh, *w.shape[1:]) for t in range(3))  # type: ignore[return-value]
-
-
-def _norm_layer(norm: LayerNorm | None) -> Layer:
-    """A layer computing ``norm`` (y ↦ LN(y)): no heads, no MLP, residual, post-norm —
-    the evaluator computes LN₁(y + 0) = LN₁(y) exactly."""
-    return Layer((), None, True, norm, None, NormPosition.POST)
-
-
-def _finite(arr: np.ndarray, where: str) -> None:
-    if not np.all(np.isfinite(arr)):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise SpecError(
-            f"non-finite value {float(arr[bad])!r} at index {bad}",
-            where=where,
-            expected="finite weights",
-        )
-
-
-def _plain(value: Any) -> Any:
-    """A config value as plain JSON data."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return repr(value)

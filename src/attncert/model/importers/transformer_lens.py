@@ -74,12 +74,14 @@ import numpy as np
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model.importers._common import (
     attention_kind,
+    check_finite,
     fold_scale,
+    norm_only_layer,
+    plain_config,
     require_torch,
     scale_query,
     to_numpy,
 )
-from attncert.model.importers.hf_decoders import _finite, _norm_layer, _plain
 from attncert.model.importers.hf_gpt2 import _token_table
 from attncert.model.importers.torch_encoder import _readout as _accept_readout
 from attncert.model.spec import (
@@ -195,7 +197,7 @@ class _Importer:
     def field(self, name: str, default: Any = None) -> Any:
         """``cfg.<name>`` (recorded in meta as a cfg field used)."""
         value = getattr(self.cfg, name, default)
-        self.fields[name] = _plain(value)
+        self.fields[name] = plain_config(value)
         return value
 
     def refuse(self, field: str, message: str, expected: str) -> None:
@@ -227,12 +229,12 @@ class _Importer:
         self.d = word.shape[1]
         table = self._positions(max_length)
         rows = word[ids]
-        _finite(rows, "embed.W_E (rows of token_ids)")
+        check_finite(rows, "embed.W_E (rows of token_ids)")
         layers: list[Layer] = []
         if self.field("post_embedding_ln", False):
             norm = self._norm(model.embed.ln, "embed.ln", "LN")
             if table is None:
-                layers.append(_norm_layer(norm))
+                layers.append(norm_only_layer(norm))
                 self.notes["post_embedding_ln"] = (
                     "layers[0] = embed.ln (no heads, no MLP: LN(y + 0), exact)"
                 )
@@ -632,7 +634,7 @@ class _Importer:
                 expected=f"0..{n_out - 1} (d_vocab_out)",
             )
         w_u = to_numpy(self.model.unembed.W_U)[:, rows].T
-        _finite(w_u, "unembed.W_U (columns of lm_symbols)")
+        check_finite(w_u, "unembed.W_U (columns of lm_symbols)")
         b_u = to_numpy(self.model.unembed.b_U)[rows]
         label = "unembed logits of " + "".join(symbols)
         if readout is None:
