@@ -93,6 +93,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "kernel/uniform/propagate": [
         "tests/test_mutation_kills_uniform_propagate.py",
+        "tests/test_soft_uniform_decoders.py",
         "tests/test_soft_uniform_kernel.py",
         "tests/test_soft_uniform.py",
         "-k",

@@ -54,17 +54,41 @@ def test_alibi_uniform_is_outside_too(files, capsys):
     assert "verdict: OUTSIDE-THEOREM" in text
 
 
-def test_a_rope_decoder_is_certified_and_uniform_refuses_its_kinds_by_name(files, capsys):
+def test_a_rope_decoder_is_certified_per_n_and_its_mask_is_outside_the_uniform_lemma(
+    files, capsys
+):
     # the per-n certified propagation knows RoPE, RMSNorm and SwiGLU: a checked row
     code = main(["sensitivity", files["rope"], "--n", "6", "--certify", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code in (0, 4) and out["verdict"] in ("CERTIFIED", "CERTIFIED-TRIVIAL")
     row = out["certified"][0]
     assert row["checked"] and row["certified_bound"] >= row["measured_max"]
-    # the length-uniform propagation does not: refused by name
-    assert main(["sensitivity", files["rope"], "--n", "6", "--uniform"]) == 2
-    err = capsys.readouterr().err
-    assert "rotary positions" in err and "RMSNorm" in err and "Traceback" not in err
+    # the length-uniform one knows the kinds too; the causal mask is what is outside
+    assert main(["sensitivity", files["rope"], "--n", "6", "--uniform", "--json"]) == 5
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "OUTSIDE-THEOREM"
+    assert any("masked ('future')" in r for r in out["uniform"]["reasons"]), out["uniform"]
+
+
+def test_a_bidirectional_rope_model_is_certified_for_every_length(files, capsys, tmp_path):
+    path = str(
+        save_model(random_decoder(1, 2, 8, seed=1, causal=False), tmp_path / "bidir.json")
+    )
+    cert = tmp_path / "u.json"
+    argv = ["sensitivity", path, "--n", "8", "--uniform", "--n0", "8", "--json"]
+    code = main([*argv, "--time-budget", "0.5", "--save-uniform", str(cert)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["verdict"] == "CERTIFIED", out.get("uniform")
+    assert out["uniform"]["verdict"] == "CERTIFIED" and out["uniform"]["rows"][0]["sound"]
+    assert main(["soft-check", str(cert)]) == 0
+    assert "CHECKED" in capsys.readouterr().out
+    # the checker re-derives K from the model the certificate names: an edited rotary
+    # base is another model (its hash), and a K below the re-derived one is rejected
+    data = json.loads(cert.read_text())
+    data["K"] = "0x1.0p+0"
+    cert.write_text(json.dumps(data))
+    assert main(["soft-check", str(cert)]) == 1
+    assert "REJECTED: K (K)" in capsys.readouterr().out
 
 
 def test_a_nope_layernorm_decoder_is_certified_as_before(files, capsys):

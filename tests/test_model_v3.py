@@ -374,20 +374,27 @@ def test_analyses_that_do_not_know_a_kind_refuse_it_by_name():
     alibi = random_decoder(1, 2, 8, positions="alibi", seed=1)
     with pytest.raises(UnsupportedError, match="ALiBi"):
         propagate(alibi, sensitivity_inputs(alibi, 8))
-    # the length-uniform propagation: an unmasked RMSNorm model passes Lemma 5's
-    # hypotheses and is then refused for its kind, not silently evaluated as LayerNorm
-    nope = random_decoder(1, 2, 8, positions="none", seed=1)
-    unmasked = dataclasses.replace(
+    # the length-uniform propagation knows them too (issue 32): an unmasked RMSNorm model
+    # is evaluated as RMSNorm, not silently as LayerNorm — the two give different bounds
+    nope = random_decoder(1, 2, 8, positions="none", seed=1, causal=False)
+    as_ln = dataclasses.replace(
         nope,
+        final_norm=dataclasses.replace(nope.final_norm, kind=NormKind.LAYER),
         layers=tuple(
             dataclasses.replace(
-                layer, heads=tuple(dataclasses.replace(h, mask="none") for h in layer.heads)
+                layer,
+                norm1=dataclasses.replace(layer.norm1, kind=NormKind.LAYER),
+                norm2=dataclasses.replace(layer.norm2, kind=NormKind.LAYER),
             )
             for layer in nope.layers
         ),
     )
-    with pytest.raises(UnsupportedError, match="RMSNorm"):
-        propagate_uniform(unmasked, 8)
+    rms, ln = propagate_uniform(nope, 8), propagate_uniform(as_ln, 8)
+    assert [r.k_tok for r in rms.rows] != [r.k_tok for r in ln.rows]
+    # ALiBi stays outside, by the hypothesis it breaks
+    alibi_bidir = random_decoder(1, 2, 8, positions="alibi", seed=1, causal=False)
+    with pytest.raises(UnsupportedError, match="outside Lemma 5's hypotheses.*ALiBi"):
+        propagate_uniform(alibi_bidir, 8)
 
 
 def test_kernel_checkers_reject_new_kinds_they_do_not_know_with_the_reason():

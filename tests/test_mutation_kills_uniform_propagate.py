@@ -73,3 +73,62 @@ def test_the_readout_reads_the_final_norm_when_there_is_one():
     assert _sphere_norm(post) is post.final_norm  # not the last layer's own norm
     without = dataclasses.replace(post, final_norm=None)
     assert _sphere_norm(without) is last.norm2
+
+
+def _flip_temperature(model: Model) -> Model:
+    """The same function with every score's sign moved from W_Q into β: β·q·k is
+    (−β)·(−q)·k, so every sound propagation must give the same numbers."""
+    layers = []
+    for layer in model.layers:
+        heads = []
+        for h in layer.heads:
+            t = h.temperature
+            flipped = Temperature(-t.coef, t.n_power, t.log_power)
+            heads.append(dataclasses.replace(h, w_q=-h.w_q, temperature=flipped))
+        layers.append(dataclasses.replace(layer, heads=tuple(heads)))
+    return dataclasses.replace(model, layers=tuple(layers), name=model.name + "-flipped")
+
+
+def test_a_negative_decreasing_temperature_bounds_the_score_drift_by_its_size():
+    """β(N) = −2·N^(−½) lies in [β(N₀'), 0]: the drift of the scores in layer 2 is
+    |β|·…, and |β| is the lower end's size, not the upper end's (0)."""
+    from attncert.model.decoders import random_decoder
+
+    from test_soft_uniform_decoders import tame
+
+    # tamed: small scores, so layer 2's score drift is a visible part of its change (with
+    # the untamed weights e^Δ's one-key term swamps it)
+    base = tame(
+        random_decoder(2, 2, 8, positions="none", norm="layer", mlp="gelu", seed=3, causal=False)
+    )
+    layers = tuple(
+        dataclasses.replace(
+            layer,
+            heads=tuple(
+                dataclasses.replace(h, temperature=Temperature(2.0, -0.5)) for h in layer.heads
+            ),
+        )
+        for layer in base.layers
+    )
+    model = dataclasses.replace(base, layers=layers)
+    pos, neg = propagate_uniform(model, 8), propagate_uniform(_flip_temperature(model), 8)
+    assert _beta(_flip_temperature(model).layers[1].heads[0], 10)[1] == 0.0
+    assert [s.other for s in pos.steps] == [s.other for s in neg.steps]
+    assert [r.k_tok for r in pos.rows] == [r.k_tok for r in neg.rows]
+
+
+def test_pre_norm_layers_normalise_before_attention_not_after():
+    """A pre-norm layer's steps: the attention reads LN₁(y), the FFN LN₂(y), no norm after
+    either (a post-norm layer records 'norm1' and 'norm2' steps instead)."""
+    from attncert.model.decoders import random_decoder
+
+    pre = random_decoder(2, 2, 8, positions="rope", seed=1, causal=False)
+    labels = [s.label for s in propagate_uniform(pre, 8).steps]
+    assert labels == [
+        "embedding",
+        "layer 1 attention",
+        "layer 1 ffn",
+        "layer 2 attention",
+        "layer 2 ffn",
+        "final norm",
+    ]

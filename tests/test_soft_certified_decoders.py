@@ -247,12 +247,14 @@ def test_cli_certifies_a_rope_rmsnorm_swiglu_decoder(files, capsys):
         assert row["checked"] and row["certified_bound"] >= row["measured_max"]
 
 
-def test_cli_keeps_alibi_outside_and_uniform_refused(files, capsys):
+def test_cli_keeps_alibi_and_causal_masks_outside_the_uniform_lemma(files, capsys):
     assert main(["sensitivity", files["alibi"], "--n", "6", "--certify"]) == 5
     capsys.readouterr()
-    assert main(["sensitivity", files["rope"], "--n", "6", "--uniform"]) == 2
-    err = capsys.readouterr().err
-    assert "rotary positions" in err and "Traceback" not in err
+    # the causal RoPE decoder: the length-uniform propagation knows its kinds, but its
+    # mask is outside Lemma 5's hypotheses (exit 5, the mask named), not a refusal
+    assert main(["sensitivity", files["rope"], "--n", "6", "--uniform"]) == 5
+    out = capsys.readouterr().out
+    assert "masked ('future')" in out and "verdict: OUTSIDE-THEOREM" in out
 
 
 def _boxes(rng, rows, d, straddle):

@@ -70,9 +70,13 @@ def random_decoder(
     max_length: int = 1100,
     seed: int = 0,
     name: str | None = None,
+    causal: bool = True,
 ) -> Model:
     """A seeded random pre-norm causal decoder (module docstring); weights Gaussian with
-    scale 1/√d, the 1/√d_head score scale folded into W_Q (d_head = d/heads)."""
+    scale 1/√d, the 1/√d_head score scale folded into W_Q (d_head = d/heads). With
+    ``causal=False`` every head attends to every position (a rotary or NoPE *encoder*:
+    the shape to which the length-uniform Lemma 5 applies; a mask puts a model outside
+    it)."""
     if positions not in POSITIONS or norm not in NORMS or mlp not in MLPS:
         raise InputError(
             f"random_decoder(positions={positions!r}, norm={norm!r}, mlp={mlp!r})",
@@ -101,6 +105,9 @@ def random_decoder(
     vocab = tuple(alphabet) + ((bos,) if bos else ())
     table = g(max_length, d) if positions == "learned" else None
     emb = Embedding(vocab=vocab, word=rng.normal(0.0, 1.0, size=(len(vocab), d)), table=table)
+    recipe = {"positions": positions, "norm": norm, "mlp": mlp, "seed": seed}
+    if not causal:  # only then: the causal decoders' files (and hashes) stay as they were
+        recipe["causal"] = False
     layer_list = []
     for _ in range(layers):
         hs = tuple(
@@ -110,7 +117,7 @@ def random_decoder(
                 w_v=g(dh, d),
                 w_o=g(d, dh),
                 kind=kind,
-                mask=Mask.FUTURE,
+                mask=Mask.FUTURE if causal else Mask.NONE,
                 temperature=Temperature(1.0) if kind is AttentionKind.SOFTMAX else None,
                 rotary=Rotary(rope_base, rot_dim) if positions == "rope" else None,
                 alibi=slopes[h] if positions == "alibi" else None,
@@ -134,7 +141,8 @@ def random_decoder(
         layers=tuple(layer_list),
         readout=Readout(weight=rng.normal(0.0, s, size=d), bias=0.0, position="last"),
         bos=bos,
-        name=name or f"random-{positions}-{norm}-{mlp}-L{layers}-H{heads}-d{d}",
-        meta={"random_decoder": {"positions": positions, "norm": norm, "mlp": mlp, "seed": seed}},
+        name=name
+        or f"random-{positions}-{norm}-{mlp}-L{layers}-H{heads}-d{d}" + ("" if causal else "-bidir"),
+        meta={"random_decoder": recipe},
         final_norm=make_norm(),
     )

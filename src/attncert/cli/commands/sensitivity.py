@@ -209,15 +209,13 @@ def run(args: argparse.Namespace) -> int:
     check_sizes(model, ns)
     outside = _outside_unbounded(args, model)
     if (args.certify or args.uniform) and outside is None:
-        # refused before any work: the certified propagations do not know these kinds
-        # (the per-n one knows RMSNorm, gated MLPs, SiLU, RoPE and parallel residual; the
-        # length-uniform one none of the version-3 kinds)
+        # refused before any work: the certified propagations (per n and length-uniform)
+        # know RMSNorm, gated MLPs, SiLU, RoPE and parallel residual, no other new kind
         from attncert.soft.certified.propagate import SUPPORTED
 
-        if args.uniform:
-            model.require_classic("sensitivity --uniform (the length-uniform propagation)")
-        model.require_classic("sensitivity --certify (the certified propagation)", SUPPORTED)
-    uniform = _uniform(args, model, ns) if args.uniform and not model.new_kinds else None
+        what = "--uniform (the length-uniform" if args.uniform else "--certify (the certified"
+        model.require_classic(f"sensitivity {what} propagation)", SUPPORTED)
+    uniform = _uniform(args, model, ns) if args.uniform else None
     report = sensitivity_report(
         model,
         ns,

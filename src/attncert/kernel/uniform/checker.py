@@ -19,7 +19,9 @@ first failure named:
 
 1. **identity and hypotheses** — the model's content hash; Lemma 5's hypotheses
    (:func:`attncert.kernel.uniform.classes.hypotheses`: softmax heads without masks,
-   temperatures not growing with n, bounded positional features, no learned table);
+   temperatures not growing with n, bounded positional features, no learned table, no
+   ALiBi); rotary heads, RMSNorm, gated MLPs and the parallel residual are inside (the
+   model-file version-3 kinds :data:`attncert.kernel.soft.propagate.SUPPORTED`);
 2. **classes** — N₀, the number of bins M, every position class and the exact range of
    every used positional feature over the class (e.g. i/N ∈ [0, 1/N₀']), and each middle
    class's count fraction must equal the re-derived ones;
@@ -70,7 +72,7 @@ from attncert.kernel.uniform.classes import (
     length_cases,
     used_features,
 )
-from attncert.kernel.uniform.propagate import UniformPropagation, propagate_uniform
+from attncert.kernel.uniform.propagate import SUPPORTED, UniformPropagation, propagate_uniform
 from attncert.model.spec import Model
 
 __implements__ = (
@@ -224,12 +226,13 @@ def check(data: dict, model: Model) -> UniformCheckReport:
         bad = hypotheses(model)
         if bad:
             return fail("hypotheses", "model", "outside Lemma 5's hypotheses: " + "; ".join(bad))
-        if model.new_kinds:
+        unsupported = [k for k in model.new_kinds if k not in SUPPORTED]
+        if unsupported:
             return fail(
                 "model",
                 "model",
                 "the length-uniform checker does not support models with "
-                + ", ".join(model.new_kinds),
+                + ", ".join(unsupported),
             )
         n0 = _get(data, "n0", int, "n0")
         bins = _get(data, "bins", int, "bins")

@@ -26,10 +26,19 @@ bounded uniformly:
   classes s (BOS, EOS, the first and last positions) a weight ≤ ε_s = U_s/(U_s + (N₀' − 1)D_j)
   (the bound decreases in N): Σ a_w v_w ≤ H + Σ_s ε_s (v_s − H)⁺ with H the hull of the
   middle classes' values;
-* **LayerNorm, feed-forward, residual, readout**: the per-n steps (Lipschitz constants from
-  the uniform boxes; every change map is positively homogeneous, so it maps coefficients to
-  coefficients); a mean readout's change (1/N)(Σ_{t≠i} |Δy_t| + |Δy_i|) ≤ (max O + self)/(N − 1)
-  where self bounds the changed position's own change.
+* **rotary heads** (RoPE, version 3): the score of query j and key w is
+  q_jᵀR((w − j)·ω)k_w, and over all N ≥ N₀' the offset w − j takes every integer value in
+  a class pair, so every angle must be allowed: per rotary pair p the term lies in
+  [−‖q_p‖‖k_p‖, ‖q_p‖‖k_p‖] (R is a rotation — Lemma 5's bounded logits), the unrotated
+  coordinates' dot as before; a score's change is ≤ Σ_p (‖Δq_p‖‖k_p‖ + ‖q_p‖‖Δk_p‖) with
+  ‖Δx_p‖ ≤ Δx_a + Δx_b. No angle is evaluated, so nothing about cos or sin is trusted;
+* **LayerNorm or RMSNorm, plain or gated feed-forward (GELU, ReLU, SiLU), residual,
+  parallel residual (y + attn(LN₁y) + FFN(LN₂y)), readout**: the per-n steps (Lipschitz
+  constants from the uniform boxes; every change map is positively homogeneous, so it maps
+  coefficients to coefficients); a mean readout's change
+  (1/N)(Σ_{t≠i} |Δy_t| + |Δy_i|) ≤ (max O + self)/(N − 1) where self bounds the changed
+  position's own change. ALiBi (unbounded in n) and masks are outside Lemma 5
+  (:func:`.classes.hypotheses`).
 
 The result: the logit's range [z_lo, z_hi] over all n ≥ N₀ (the uniform range cap) and
 K_tok with |z(x) − z(x^i)| ≤ K_tok/(N − 1), per readout symbol.
@@ -41,7 +50,7 @@ subnormal result rounds), and the results are exact dyadic rationals (:mod:`.dya
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -50,7 +59,7 @@ from flint import arb, ctx
 from attncert.errors import UnsupportedError
 from attncert.kernel.core import bounds as B
 from attncert.kernel.soft import heads as H
-from attncert.kernel.soft.propagate import _ffn, _norm
+from attncert.kernel.soft.propagate import SUPPORTED, _ffn, _norm
 from attncert.kernel.uniform import dyadic as Q
 from attncert.kernel.uniform.classes import (
     Layout,
@@ -152,11 +161,47 @@ def _beta(head, n0t: int) -> tuple[float, float]:
     return min(lo, 0.0), max(hi, 0.0)
 
 
+def _pair_norms(rot, lo, hi):
+    """Per rotary pair (k, k + dim/2), an upper bound on the pair's Euclidean norm over the
+    row boxes, (rows, dim/2); the unrotated coordinates follow unchanged."""
+    h, e = rot.dim // 2, rot.dim
+    a = B.absmax(lo[:, :h], hi[:, :h])
+    b = B.absmax(lo[:, h:e], hi[:, h:e])
+    return B.up(np.sqrt(B.up(B.up(a * a) + B.up(b * b))))
+
+
+def _rotated_dots(rot, q, k):
+    """(Nq, Nk) enclosures of β·q_j·R(φ)k_w for **every** angle φ: the relative offset
+    j − i of a query and a key ranges over all integers as N grows, so per pair the term
+    q_pᵀR(φ)k_p can be anything in [−|q_p||k_p|, |q_p||k_p|] (R a rotation); the unrotated
+    coordinates' dot is exact up to rounding."""
+    e = rot.dim
+    lo, hi = B.dots(q[0][:, e:], q[1][:, e:], k[0][:, e:], k[1][:, e:])
+    pair = B.pmat_up(_pair_norms(rot, *q), _pair_norms(rot, *k).T)
+    return B.dn(lo - pair), B.up(hi + pair)
+
+
+def _rotation_free(rot, x):
+    """|x| per coordinate made valid for every rotation of the pairs: both coordinates of
+    a pair get the pair's norm bound (|(R x)_a| ≤ ‖x_p‖₂), the others keep |x|. ``x`` holds
+    non-negative bounds (rows, d)."""
+    if rot is None:
+        return x
+    h, e = rot.dim // 2, rot.dim
+    a, b = x[:, :h], x[:, h:e]
+    r = B.up(np.sqrt(B.up(B.up(a * a) + B.up(b * b))))
+    return np.concatenate([r, r, x[:, e:]], axis=1)
+
+
 def _scores(hd, lay: Layout, valid):
     """(R, C) score intervals: query rows × key classes, the union over the key's tokens —
-    a single-position query class's own column uses its own token only."""
+    a single-position query class's own column uses its own token only. A rotary head's
+    scores hold for every rotation (:func:`_rotated_dots`)."""
     bq = B.imul(*hd["q"], np.float64(hd["beta"][0]), np.float64(hd["beta"][1]))
-    lo, hi = B.dots(*bq, *hd["k"])
+    if hd["rot"] is None:
+        lo, hi = B.dots(*bq, *hd["k"])
+    else:
+        lo, hi = _rotated_dots(hd["rot"], bq, hd["k"])
     c, kk = valid.shape
     ok = np.broadcast_to(valid[None], (c * kk, c, kk)).copy()
     rows = np.arange(c * kk)
@@ -204,7 +249,9 @@ def _head(head, u, o_in, ex_in: int, lay: Layout, valid):
     with an exponent; the changed position's own change per class; the largest one-key
     factor (exact)."""
     beta = _beta(head, lay.n0_tokens)
-    hd = H._head(head, *u, beta)
+    rot = head.rotary
+    hd = H._head(replace(head, rotary=None) if rot is not None else head, *u, beta)
+    hd["rot"] = rot  # q and k unrotated: every use below holds for every rotation
     s_lo, s_hi = _scores(hd, lay, valid)
     row_ok = valid.ravel()
     old = ctx.prec
@@ -245,8 +292,10 @@ def _head(head, u, o_in, ex_in: int, lay: Layout, valid):
     dv = B.pmat_up(du_key, hd["mabs"].T).max(axis=0)
     dk = B.pmat_up(du_key, hd["wk"].T).max(axis=0)
     dq = B.pmat_up(o_in, hd["wq"].T)
-    kabs = B.absmax(*H._hull(valid, *hd["k"])).max(axis=0)
-    qabs = B.absmax(*hd["q"])
+    # |Δ(qᵀRk)| ≤ Σ_pairs (‖Δq_p‖|k_p| + |q_p|‖Δk_p‖), and ‖Δx_p‖ ≤ Δx_a + Δx_b: so the
+    # coordinate bounds of |k| and |q| become their pairs' norm bounds
+    kabs = _rotation_free(rot, B.absmax(*H._hull(valid, *hd["k"]))).max(axis=0)
+    qabs = _rotation_free(rot, B.absmax(*hd["q"]))
     b_abs = max(abs(beta[0]), abs(beta[1]))
     eps = B.up(B.up(B.psum_up(B.up(dq * kabs[None])) + B.psum_up(B.up(qabs * dk[None]))) * b_abs)
     width = B.up(m_hi - m_lo)
@@ -277,7 +326,9 @@ def propagate_uniform(
     bad = hypotheses(model)
     if bad:
         raise UnsupportedError("outside Lemma 5's hypotheses: " + "; ".join(bad))
-    model.require_classic("the length-uniform propagation (attncert.kernel.uniform.propagate)")
+    model.require_classic(
+        "the length-uniform propagation (attncert.kernel.uniform.propagate)", SUPPORTED
+    )
     lay = layout(model, n0, bins, n_parity)
     feats = feature_ranges(model, lay)
     emb = model.embedding
@@ -309,6 +360,7 @@ def propagate_uniform(
     record("embedding")
     for li, layer in enumerate(model.layers):
         pre = layer.pre_norm
+        x0 = (box, other, ex, selfc)  # a parallel layer's FFN reads the layer input
         if pre and layer.norm1 is not None:
             u, u_o, _ = _norm(layer.norm1, valid, box, other)
         else:
@@ -333,13 +385,15 @@ def propagate_uniform(
             other, ex = _normal(other, ex)
             record(f"layer {li + 1} norm1")
         if layer.ffn is not None:
-            same = layer.residual and not (pre and layer.norm2 is not None)
+            # parallel (pre-norm, residual): y + attn(LN₁y) + FFN(LN₂y), y the layer input
+            same = layer.residual and not layer.parallel and not (pre and layer.norm2 is not None)
+            src_box, src_o, src_ex, src_s = x0 if layer.parallel else (box, other, ex, selfc)
             if pre and layer.norm2 is not None:
-                f_in, f_o, f_s = _norm(layer.norm2, valid, box, other, selfc)
+                f_in, f_o, f_s = _norm(layer.norm2, valid, src_box, src_o, src_s)
             else:
-                f_in, f_o, f_s = box, other, selfc
+                f_in, f_o, f_s = src_box, src_o, src_s
             f_box, f_o, f_s = _ffn(layer.ffn, valid, f_in, f_o, f_s, same)
-            f_o, f_ex = _normal(f_o, ex)
+            f_o, f_ex = _normal(f_o, src_ex)
             if layer.residual and not same:
                 box, selfc = B.iadd(*box, *f_box), B.up(selfc + f_s)
                 other, ex = _add(other, ex, f_o, f_ex)
