@@ -54,9 +54,7 @@ def test_alibi_uniform_is_outside_too(files, capsys):
     assert "verdict: OUTSIDE-THEOREM" in text
 
 
-def test_a_rope_decoder_is_certified_per_n_and_its_mask_is_outside_the_uniform_lemma(
-    files, capsys
-):
+def test_a_rope_decoder_is_certified_per_n_and_its_mask_is_outside_the_uniform_lemma(files, capsys):
     # the per-n certified propagation knows RoPE, RMSNorm and SwiGLU: a checked row
     code = main(["sensitivity", files["rope"], "--n", "6", "--certify", "--json"])
     out = json.loads(capsys.readouterr().out)
@@ -71,9 +69,7 @@ def test_a_rope_decoder_is_certified_per_n_and_its_mask_is_outside_the_uniform_l
 
 
 def test_a_bidirectional_rope_model_is_certified_for_every_length(files, capsys, tmp_path):
-    path = str(
-        save_model(random_decoder(1, 2, 8, seed=1, causal=False), tmp_path / "bidir.json")
-    )
+    path = str(save_model(random_decoder(1, 2, 8, seed=1, causal=False), tmp_path / "bidir.json"))
     cert = tmp_path / "u.json"
     argv = ["sensitivity", path, "--n", "8", "--uniform", "--n0", "8", "--json"]
     code = main([*argv, "--time-budget", "0.5", "--save-uniform", str(cert)])

@@ -393,7 +393,7 @@ def test_analyses_that_do_not_know_a_kind_refuse_it_by_name():
     assert [r.k_tok for r in rms.rows] != [r.k_tok for r in ln.rows]
     # ALiBi stays outside, by the hypothesis it breaks
     alibi_bidir = random_decoder(1, 2, 8, positions="alibi", seed=1, causal=False)
-    with pytest.raises(UnsupportedError, match="outside Lemma 5's hypotheses.*ALiBi"):
+    with pytest.raises(UnsupportedError, match=r"outside Lemma 5's hypotheses.*ALiBi"):
         propagate_uniform(alibi_bidir, 8)
 
 

@@ -92,9 +92,9 @@ def _flip_temperature(model: Model) -> Model:
 def test_a_negative_decreasing_temperature_bounds_the_score_drift_by_its_size():
     """β(N) = −2·N^(−½) lies in [β(N₀'), 0]: the drift of the scores in layer 2 is
     |β|·…, and |β| is the lower end's size, not the upper end's (0)."""
-    from attncert.model.decoders import random_decoder
-
     from test_soft_uniform_decoders import tame
+
+    from attncert.model.decoders import random_decoder
 
     # tamed: small scores, so layer 2's score drift is a visible part of its change (with
     # the untamed weights e^Δ's one-key term swamps it)

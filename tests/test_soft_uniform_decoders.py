@@ -124,7 +124,7 @@ def _decoder(shape) -> Model:
             rope_base=base,
             seed=seed,
             causal=False,
-        )  # fmt: skip
+        )
     )
 
 

@@ -142,7 +142,8 @@ def random_decoder(
         readout=Readout(weight=rng.normal(0.0, s, size=d), bias=0.0, position="last"),
         bos=bos,
         name=name
-        or f"random-{positions}-{norm}-{mlp}-L{layers}-H{heads}-d{d}" + ("" if causal else "-bidir"),
+        or f"random-{positions}-{norm}-{mlp}-L{layers}-H{heads}-d{d}"
+        + ("" if causal else "-bidir"),
         meta={"random_decoder": recipe},
         final_norm=make_norm(),
     )

@@ -231,8 +231,7 @@ def check(data: dict, model: Model) -> UniformCheckReport:
             return fail(
                 "model",
                 "model",
-                "the length-uniform checker does not support models with "
-                + ", ".join(unsupported),
+                "the length-uniform checker does not support models with " + ", ".join(unsupported),
             )
         n0 = _get(data, "n0", int, "n0")
         bins = _get(data, "bins", int, "bins")
