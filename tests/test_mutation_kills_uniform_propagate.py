@@ -132,3 +132,46 @@ def test_pre_norm_layers_normalise_before_attention_not_after():
         "layer 2 ffn",
         "final norm",
     ]
+
+
+def test_post_norm_layers_record_each_norm_of_their_own_layer():
+    from test_soft_uniform import _unmask
+
+    post = _unmask(v2_model(11, norm_position="post", activation="relu", readout="first"))
+    labels = [s.label for s in propagate_uniform(post, 4).steps]
+    assert labels == [
+        "embedding",
+        *[f"layer {k} {step}" for k in (1, 2) for step in ("attention", "norm1", "ffn", "norm2")],
+        "final norm",
+    ]
+
+
+def _shifted_values(shift: float) -> Model:
+    """Uniform attention over n symbols whose values are x + ``shift``: the one-key change
+    is a *difference* of values, the same for every shift."""
+    word = np.array([[0.0, 1.0], [1.0, 1.0]])  # (x, 1)
+    head = Head(
+        w_q=np.array([[0.0, 1.0]]),
+        w_k=np.array([[1.0, 0.0]]),
+        w_v=np.array([[1.0, shift]]),
+        w_o=np.array([[1.0], [0.0]]),
+        kind="softmax",
+        temperature=Temperature(1.0),
+    )
+    return Model(
+        alphabet=("0", "1"),
+        embedding=Embedding(("0", "1"), word),
+        layers=(Layer((head,), None, residual=False),),
+        readout=Readout(np.array([1.0, 0.0]), 0.0, position="last"),
+        name=f"shifted-{shift}",
+    )
+
+
+def test_the_one_key_change_does_not_depend_on_where_the_values_sit():
+    """|Δ output| from one key is ≤ (N − 1)a·max(v_hi − M_lo, M_hi − v_lo): a spread of
+    values, so shifting every value by 3 changes no coefficient (and K stays e·N₀/(N₀ − 1)
+    times the value range 1)."""
+    ks = {s: propagate_uniform(_shifted_values(s), 9).rows[0].k_tok for s in (0.0, 3.0, -3.0)}
+    # equal up to the outward rounding of the shifted values (an ulp), not a factor
+    assert all(abs(k / ks[0.0] - 1) < 1e-12 for k in ks.values()), ks
+    assert 2.0 < float(ks[0.0]) < 2.8  # e^Δ·(value range 1) with Δ = 1: e ≈ 2.718
