@@ -87,6 +87,7 @@ MODULES: dict[str, list[str]] = {
     # (not the committed proofs/ artifacts: the scratch project has none; not the CLI)
     "kernel/uniform/checker": [
         "tests/test_soft_uniform_kernel.py",
+        "tests/test_soft_uniform_decoders.py",
         "tests/test_soft_uniform.py",
         "-k",
         "not committed and not artifact and not cli",

@@ -402,13 +402,14 @@ def test_kernel_checkers_reject_new_kinds_they_do_not_know_with_the_reason():
     from attncert.kernel.soft.affine.bound import applicable
 
     # the soft checker knows RoPE/RMSNorm/SwiGLU now (tests/test_soft_certified_decoders.py);
-    # it still refuses ALiBi by name, and the affine checker every version-3 kind
+    # it still refuses ALiBi by name; the affine bound knows every version-3 kind
+    # (tests/test_affine_decoders.py)
     m = random_decoder(1, 2, 8, positions="alibi", seed=1)
     report = K.check({"format": K.FORMAT, "version": K.VERSION, "model": {"sha256": m.digest}}, m)
     assert not report.accepted and "ALiBi" in report.failures[0].reason
     assert "rotary positions" not in report.failures[0].reason
     rope = random_decoder(1, 2, 8, positions="rope", seed=1)
-    assert "rotary positions" in applicable(rope, 16)
+    assert applicable(rope, 16) is None and applicable(m, 16) is None
 
 
 def test_trained_rope_decoder_certified_with_the_default_budget():

@@ -93,28 +93,39 @@ def test_an_exhaustive_leaf_with_a_wrong_member_count_is_refused():
     )
 
 
-def test_a_bound_leaf_on_a_version_3_model_is_refused_naming_its_kinds():
-    model = random_decoder(1, 1, 8, positions="none", norm="rms", mlp="swiglu", seed=1)
+def _v3_bound_root(model, method: str) -> dict:
     data = _exhaustive_root(3)
     data["model"] = {"name": model.name, "sha256": model.digest}
     data["nodes"][0]["leaf"] = {
         "kind": "bound",
-        "method": "box",
+        "method": method,
+        "base": "000",
         "decision": True,
         "z_range": [1.0, 2.0],
         "members": "4",
         "right": "4",
         "wrong": "4",
     }
-    rep = check(certificate_from_dict(data), model)
-    assert rep.failures == (
-        Failure(
-            "bound",
-            "nodes[0].leaf.method",
-            "bound leaves are not supported for models with RMSNorm, gated MLP, silu "
-            "activation (only exhaustive leaves, decided string by string)",
-        ),
-    )
+    return data
+
+
+@pytest.mark.parametrize("method", ["box", "affine"])
+def test_a_bound_leaf_on_a_version_3_model_is_re_derived(method):
+    """The box and affine passes know RMSNorm, SwiGLU (and RoPE): a claimed range is
+    compared with the re-derived one, not refused by kind."""
+    model = random_decoder(1, 1, 8, positions="none", norm="rms", mlp="swiglu", seed=1)
+    rep = check(certificate_from_dict(_v3_bound_root(model, method)), model)
+    f = rep.failures[0]
+    assert (f.claim, f.where) == ("bound", "nodes[0].leaf.z_range")
+    assert f.reason.startswith("claimed [1.0, 2.0] is not sound: re-derived [")
+
+
+def test_a_box_leaf_on_an_alibi_model_is_refused_naming_the_kind():
+    model = random_decoder(1, 1, 8, positions="alibi", seed=1)
+    rep = check(certificate_from_dict(_v3_bound_root(model, "box")), model)
+    f = rep.failures[0]
+    assert (f.claim, f.where) == ("bound", "nodes[0].leaf.method")
+    assert "does not support models with ALiBi" in f.reason
 
 
 # a model that accepts every string (readout bias 40): one box leaf decides the whole cube

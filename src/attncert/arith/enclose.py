@@ -403,13 +403,19 @@ def _rotation_table(rot: Rotary, n_tok: int) -> tuple[Enclosed, Enclosed]:
     return Enclosed(cos_m, cos_r), Enclosed(sin_m, sin_r)
 
 
+def rotation_at(rot: Rotary, positions: np.ndarray) -> tuple[Enclosed, Enclosed]:
+    """(cos, sin) enclosures (len(positions), dim/2) of RoPE's angles at 0-based token
+    ``positions`` (:func:`_rotation_table`)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    cos_t, sin_t = _rotation_table(rot, int(positions.max()) + 1)
+    return cos_t.take(positions), sin_t.take(positions)
+
+
 def rotate(rot: Rotary, x: Enclosed, positions: np.ndarray) -> Enclosed:
     """Rows of ``x`` (queries or keys) rotated by RoPE at their 0-based ``positions``
     (rotate-half layout: (x_k, x_{k+h}) ↦ (x_k cos − x_{k+h} sin, x_{k+h} cos + x_k sin),
     h = dim/2; the coordinates past dim unchanged), enclosed."""
-    positions = np.asarray(positions, dtype=np.int64)
-    cos_t, sin_t = _rotation_table(rot, int(positions.max()) + 1)
-    cos, sin = cos_t.take(positions), sin_t.take(positions)
+    cos, sin = rotation_at(rot, positions)
     h = rot.dim // 2
     x1, x2 = x.take_cols(slice(0, h)), x.take_cols(slice(h, rot.dim))
     first = add(mul(x1, cos), neg(mul(x2, sin)))

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attncert.certificates.verify import VerifyCertificate
-from attncert.errors import AttncertError, InputError, UnsupportedError
+from attncert.errors import AttncertError, InputError, SpecError, UnsupportedError
 from attncert.kernel.core import bounds as B
 from attncert.kernel.core.failure import CheckReport, Failure, _fail, _Reject
 from attncert.kernel.soft.affine.bound import Unsupported, restriction_range
@@ -253,14 +253,6 @@ def _counts(lang: Language, rho: str, size: int, decision: bool, members: int | 
 
 
 def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
-    if model.new_kinds:
-        _fail(
-            "bound",
-            f"{where}.method",
-            "bound leaves are not supported for models with "
-            + ", ".join(model.new_kinds)
-            + " (only exhaustive leaves, decided string by string)",
-        )
     if leaf.method == "affine":
         if leaf.base is None:
             _fail("bound", f"{where}.base", "the affine method needs its base completion")
@@ -272,7 +264,10 @@ def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
             _fail("bound", f"{where}.method", str(err))
         z_lo, z_hi = got.z_lo, got.z_hi
     elif leaf.method == "box":
-        z_lo, z_hi = propagate(model, rho, False)[:2]
+        try:  # the box pass refuses ALiBi (and hard heads) by name
+            z_lo, z_hi = propagate(model, rho, False)[:2]
+        except (UnsupportedError, SpecError) as err:
+            _fail("bound", f"{where}.method", err.message)
     else:
         _fail("bound", f"{where}.method", f"{leaf.method!r}: expected 'affine' or 'box'")
     c_lo, c_hi = leaf.z_range

@@ -30,7 +30,11 @@ steps and the facts they rest on:
 * position-wise steps (LayerNorm, activations, affine maps) by :mod:`attncert.kernel.soft.affine.forms`.
 
 Supported: softmax heads with any mask and constant-in-x temperature, pre- and post-norm
-LayerNorm, final norm, ReLU/GELU/tanh-GELU, BOS/EOS, readouts at one position or by mean.
+LayerNorm or RMSNorm, final norm, ReLU/GELU/tanh-GELU/SiLU, gated MLPs (the product of two
+forms, :func:`~attncert.kernel.soft.affine.forms.multiply`), the parallel residual, BOS/EOS,
+readouts at one position or by mean; rotary heads (q and k forms rotated at each row's
+position by arb-built cos/sin enclosures) and ALiBi (two constant coordinates,
+q′·k′ = q·k − m(i − j)) — a row's position is known, so nothing is bounded over angles.
 Layers after the first are computed for every row only when a later layer or a mean
 readout needs them (:data:`BUDGET` bounds that work; beyond it the method is refused
 with :class:`Unsupported`, and the box propagation of :mod:`attncert.kernel.soft.propagate`
@@ -54,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attncert.arith import enclose
 from attncert.kernel.core import bounds as B
 from attncert.kernel.soft.affine import forms as A
 from attncert.kernel.soft.affine.heads import attention_layer, collapse, first_layer
@@ -101,17 +106,34 @@ class AffineRange:
         return None
 
 
-def _finish(model: Model, li: int, f: A.Form) -> A.Form:
+def _ffn(ffn, x: A.Form) -> A.Form:
+    """W₂ act(W₁x + b₁) + b₂, or gated W₂ (act(W_g x + b_g) ⊙ (W₁x + b₁)) + b₂."""
+    h = A.affine_map(x, ffn.w1, ffn.b1)
+    if ffn.gated:
+        gate = A.activation(A.affine_map(x, ffn.w_gate, ffn.b_gate), ffn.activation.value)
+        hidden = A.multiply(gate, h)
+    else:
+        hidden = A.activation(h, ffn.activation.value)
+    return A.affine_map(hidden, ffn.w2, ffn.b2)
+
+
+def _finish(model: Model, li: int, f: A.Form, x: A.Form) -> A.Form:
     """The rest of layer ``li`` after its attention sublayer (residual included in ``f``):
-    post-norm LN1, the FFN (with pre-norm LN2) and its residual, post-norm LN2."""
+    post-norm LN1, the FFN (with pre-norm LN2) and its residual, post-norm LN2. A
+    parallel layer's FFN reads the layer input ``x`` (the same rows): y + attn(LN₁y) +
+    FFN(LN₂y); ``x``'s private symbols are the first of ``f``'s, the FFN's new ones are
+    appended after ``f``'s."""
     layer = model.layers[li]
+    if layer.parallel:
+        if layer.ffn is not None:
+            inp = A.layer_norm(x, layer.norm2) if layer.norm2 is not None else x
+            f = A.add(f, _ffn(layer.ffn, inp), shared=x.E.shape[-1])
+        return f
     if not layer.pre_norm and layer.norm1 is not None:
         f = A.layer_norm(f, layer.norm1)
     if layer.ffn is not None:
-        ffn = layer.ffn
         x = A.layer_norm(f, layer.norm2) if layer.pre_norm and layer.norm2 is not None else f
-        h = A.affine_map(x, ffn.w1, ffn.b1)
-        ff = A.affine_map(A.activation(h, ffn.activation.value), ffn.w2, ffn.b2)
+        ff = _ffn(layer.ffn, x)
         f = A.add(f, ff) if layer.residual else ff
     if not layer.pre_norm and layer.norm2 is not None:
         f = A.layer_norm(f, layer.norm2)
@@ -161,11 +183,6 @@ def applicable(model: Model, n: int, free: int | None = None) -> str | None:
     free positions (default n/4), else why not."""
     if not model.layers:
         return "a model without layers"
-    if model.new_kinds:
-        return (
-            "the model has " + ", ".join(model.new_kinds) + " (the affine propagation handles "
-            "absolute or no positions, LayerNorm and ungated MLPs)"
-        )
     hard = hard_head(model)
     if hard:
         return hard + " (affine forms bound softmax heads)"
@@ -201,11 +218,13 @@ def restriction_range(model: Model, rho: str, base: str) -> AffineRange:
     last = len(model.layers) - 1
     need = readout if (last == 0 and readout is not None) else every
     f, boxed = first_layer(model, rows, need)
-    f = _finish(model, 0, f)
+    x = enclose.embed(model, rows.tok, rows.pos, rows.n_tok).take(need)
+    f = _finish(model, 0, f, A.point(x.mid, x.rad, rows.m, rows.a))
     for li in range(1, len(model.layers)):
         need = readout if (li == last and readout is not None) else every
+        x = f.take(need)
         f, nb = attention_layer(model, li, f, rows, need)
-        f = _finish(model, li, f)
+        f = _finish(model, li, f, x)
         boxed += nb
     if model.final_norm is not None:
         f = A.layer_norm(f, model.final_norm)

@@ -236,16 +236,20 @@ def box_where(f: Form, bad: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> For
 
 def layer_norm(f: Form, norm) -> Form:
     """Forms of LN(value) = γ ⊙ z̃·s(|z̃|²/d) + β, z̃ the centred value, s(v) = (v + ε)^{−1/2}
-    (module docstring, fact 2). The new remainder becomes new private symbols."""
+    (module docstring, fact 2); for RMSNorm z̃ is the value itself (no centring, β = 0 in
+    the models, any β handled). The new remainder becomes new private symbols."""
     d = f.c.shape[1]
-    # centring P = I − 11ᵀ/d, applied to every part (rounding bounded); |P|r ≤ r + mean(r)
-    c = f.c - f.c.mean(axis=1, keepdims=True)
-    g = f.G - f.G.mean(axis=1, keepdims=True)
-    e = f.E - f.E.mean(axis=1, keepdims=True)
-    mass = coeff_mass(f)
-    slack = B.up(B.g2(d + 2) * B.up(mass + B.up(B.psum_up(mass, axis=1) / d)[:, None]))
-    r = B.up(B.up(f.r + B.up(B.psum_up(f.r, axis=1) / d)[:, None]) + slack)
-    cen = Form(c, g, e, r)
+    if norm.rms:  # RMSNorm: no centring, z̃ = the value itself (v = mean of the squares)
+        c, g, e, cen = f.c, f.G, f.E, f
+    else:
+        # centring P = I − 11ᵀ/d, applied to every part (rounding bounded); |P|r ≤ r + mean(r)
+        c = f.c - f.c.mean(axis=1, keepdims=True)
+        g = f.G - f.G.mean(axis=1, keepdims=True)
+        e = f.E - f.E.mean(axis=1, keepdims=True)
+        mass = coeff_mass(f)
+        slack = B.up(B.g2(d + 2) * B.up(mass + B.up(B.psum_up(mass, axis=1) / d)[:, None]))
+        r = B.up(B.up(f.r + B.up(B.psum_up(f.r, axis=1) / d)[:, None]) + slack)
+        cen = Form(c, g, e, r)
     devv = dev(cen)  # |Δ_i| ≤ devv_i for the exact centred value c + Δ
     big_r = B.up(np.sqrt(B.psum_up(B.up(devv * devv), axis=1)))  # ‖Δ‖₂ ≤ R
     sq_up = B.psum_up(B.up(c * c), axis=1)  # ≥ |c|²
@@ -322,7 +326,7 @@ def layer_norm(f: Form, norm) -> Form:
 
 
 def activation(f: Form, kind: str) -> Form:
-    """Forms of g(value) for g = ReLU, GELU or tanh-GELU (module docstring, fact 3)."""
+    """Forms of g(value) for g = ReLU, GELU, tanh-GELU or SiLU (module docstring, fact 3)."""
     lo, hi = bounds(f)
     s_lo, s_hi = B.act_slopes(kind, lo, hi)
     lam = 0.5 * (s_lo + s_hi)
@@ -338,4 +342,99 @@ def activation(f: Form, kind: str) -> Form:
     r = B.up(B.up(B.up(la * f.r) + rnd) + _TINY)
     out = extend(Form(gc, g, e, r), nonlin)
     B.finite(out.r, out.E)
+    return out
+
+
+# ----------------------------------------------------------------------------- version 3
+
+
+def columns(f: Form, cols: slice) -> Form:
+    """The entries ``cols`` of every row (the rows' private symbols unchanged)."""
+    return Form(f.c[:, cols], f.G[:, cols], f.E[:, cols], f.r[:, cols])
+
+
+def concat(parts: list[Form]) -> Form:
+    """Entries side by side (the parts share their rows' private-symbol layout)."""
+    return Form(
+        np.concatenate([p.c for p in parts], axis=1),
+        np.concatenate([p.G for p in parts], axis=1),
+        np.concatenate([p.E for p in parts], axis=1),
+        np.concatenate([p.r for p in parts], axis=1),
+    )
+
+
+def scale(f: Form, mid: np.ndarray, rad: np.ndarray) -> Form:
+    """Forms of value ⊙ s for factors s ∈ mid ± rad (R, k) per row and entry: the centre
+    and coefficients times ``mid``, and the remainder |mid|·r + rad·|value| with
+    |value| ≤ |c| + dev, plus the products' rounding (≤ u per product)."""
+    c = f.c * mid
+    g = f.G * mid[..., None, None]
+    e = f.E * mid[..., None]
+    size = B.up(np.abs(f.c) + dev(f))
+    r = B.up(B.up(f.r * np.abs(mid)) + B.up(rad * size))
+    rnd = B.up(2 * _U * coeff_mass(Form(c, g, e, r)))
+    r = B.up(B.up(r + rnd) + _TINY)
+    B.finite(r)
+    return Form(c, g, e, r)
+
+
+def rotate(f: Form, rot, positions: np.ndarray) -> Form:
+    """RoPE on the rows' queries or keys at their 0-based token ``positions``
+    (rotate-half: (x_k, x_{k+h}) ↦ (x_k cos − x_{k+h} sin, x_{k+h} cos + x_k sin), the
+    entries past ``dim`` unchanged), with the arb-built cos/sin enclosures of
+    :func:`attncert.arith.enclose.rotation_at` as interval factors (:func:`scale`)."""
+    cos, sin = enclose.rotation_at(rot, positions)
+    h, dim = rot.dim // 2, rot.dim
+    x1, x2 = columns(f, slice(0, h)), columns(f, slice(h, dim))
+    negated = scale(x2, sin.mid, sin.rad)
+    negated = Form(-negated.c, -negated.G, -negated.E, negated.r)
+    first = add(scale(x1, cos.mid, cos.rad), negated)
+    second = add(scale(x2, cos.mid, cos.rad), scale(x1, sin.mid, sin.rad))
+    return concat([first, second, columns(f, slice(dim, None))])
+
+
+def append_constants(f: Form, mid: np.ndarray, rad: np.ndarray) -> Form:
+    """Every row extended by constant entries mid ± rad (R, j): ALiBi's extra query and
+    key coordinates (q′ = [q, m, −m·i], k′ = [k, j, 1], so q′·k′ = q·k − m(i − j))."""
+    rows, j = mid.shape
+    const = Form(
+        mid.astype(float),
+        np.zeros((rows, j, *f.G.shape[2:])),
+        np.zeros((rows, j, f.E.shape[2])),
+        rad.astype(float),
+    )
+    return concat([f, const])
+
+
+def alibi_columns(f: Form, slope: float, positions: np.ndarray, query: bool) -> Form:
+    """Queries gain [m, −m·i] (−m·i rounded once: radius u|m·i|), keys [j, 1] (exact)."""
+    t = np.asarray(positions, dtype=np.float64)
+    if query:
+        mi = -slope * t
+        mid = np.column_stack([np.full_like(t, slope), mi])
+        rad = np.column_stack([np.zeros_like(t), B.up(_U * np.abs(mi) + _TINY)])
+    else:
+        mid = np.column_stack([t, np.ones_like(t)])
+        rad = np.zeros_like(mid)
+    return append_constants(f, mid, rad)
+
+
+def multiply(f1: Form, f2: Form) -> Form:
+    """Forms of the entrywise product of two forms of the same rows (a gated MLP's
+    act(gate) ⊙ up; one's private symbols a prefix of the other's): with value_k =
+    c_k + L_k + ρ_k (L affine, |ρ_k| ≤ r_k), the product is c₁c₂ + c₁L₂ + c₂L₁ plus
+    c₁ρ₂ + c₂ρ₁ + (L₁ + ρ₁)(L₂ + ρ₂), bounded by |c₁|r₂ + |c₂|r₁ + dev₁·dev₂; the
+    rounding of the coefficients' products and sums by 4u(|c₁|·mass₂ + |c₂|·mass₁). The
+    remainder becomes new private symbols."""
+    slots = max(f1.E.shape[-1], f2.E.shape[-1])
+    e1, e2 = _pad(f1.E, slots), _pad(f2.E, slots)
+    c = f1.c * f2.c
+    g = f1.G * f2.c[..., None, None] + f2.G * f1.c[..., None, None]
+    e = e1 * f2.c[..., None] + e2 * f1.c[..., None]
+    a1, a2 = np.abs(f1.c), np.abs(f2.c)
+    r = B.up(B.up(a1 * f2.r) + B.up(a2 * f1.r))
+    r = B.up(r + B.up(dev(f1) * dev(f2)))
+    rnd = B.up(4 * _U * B.up(B.up(a1 * coeff_mass(f2)) + B.up(a2 * coeff_mass(f1))))
+    out = extend(Form(c, g, e, np.zeros_like(r)), B.up(B.up(r + rnd) + _TINY))
+    B.finite(out.E)
     return out

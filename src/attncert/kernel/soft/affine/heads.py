@@ -127,7 +127,9 @@ def first_layer(model: Model, rows: Rows, queries: np.ndarray) -> tuple[A.Form, 
     acc = A.point(np.zeros((nq, model.d)), np.zeros((nq, model.d)), m, a)
     boxed = 0
     for hi, head in enumerate(layer.heads):
-        q, k, ov = enclose.projections(model, 0, hi, u)
+        # queries and keys at their rows' positions: RoPE rotated, ALiBi as two more
+        # coordinates (q′·k′ = q·k − m(i − j)), both enclosed by the arith library
+        q, k, ov = enclose.projections_at(model, 0, hi, u, rows.pos)
         b_lo, b_hi = beta_enclosure(head, n_tok)
         vis_all = head.mask.matrix(n_tok)
         ov_lo, ov_hi = B.dn(ov.mid - ov.rad), B.up(ov.mid + ov.rad)
@@ -184,8 +186,10 @@ def attention_layer(
             raise Unsupported(f"layers[{li}].heads[{hi}] is a hard head")
         b_lo, b_hi = beta_enclosure(head, n_tok)
         b_mid, b_rad = B.centre(np.array(b_lo), np.array(b_hi))
-        q_all = A.affine_map(u.take(queries), head.w_q, head.b_q)
-        k = collapse(A.affine_map(u, head.w_k, head.b_k))
+        q_all = _positioned(
+            head, A.affine_map(u.take(queries), head.w_q, head.b_q), rows.pos[queries], True
+        )
+        k = collapse(_positioned(head, A.affine_map(u, head.w_k, head.b_k), rows.pos, False))
         ov = collapse(A.affine_map(A.affine_map(u, head.w_v, head.b_v), head.w_o))
         k_dev = A.dev(k)
         ov_gdev = A.gdev(ov.G)
@@ -217,6 +221,17 @@ def attention_layer(
             hf = A.shift(hf, head.b_o)
         acc = hf if acc is None else A.add(acc, hf, shared=shared)
     return acc, boxed
+
+
+def _positioned(head, f: A.Form, positions: np.ndarray, query: bool) -> A.Form:
+    """Query or key forms at their rows' token positions: rotated for a RoPE head
+    (:func:`~attncert.kernel.soft.affine.forms.rotate`), extended by ALiBi's two
+    coordinates (:func:`~attncert.kernel.soft.affine.forms.alibi_columns`)."""
+    if head.rotary is not None:
+        f = A.rotate(f, head.rotary, positions)
+    if head.alibi is not None:
+        f = A.alibi_columns(f, head.alibi, positions, query)
+    return f
 
 
 def _query(q, k, ov, k_dev, ov_abs, beta, used, kr, groups, alt, rows: Rows):

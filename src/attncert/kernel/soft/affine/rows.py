@@ -55,7 +55,6 @@ class Rows:
 
 def make_rows(model: Model, rho: str, base: str) -> Rows:
     """Rows of ``rho`` against the completion ``base`` (validated)."""
-    model.require_classic("the affine propagation (attncert.kernel.soft.affine.rows)")
     if len(base) != len(rho):
         raise InputError(
             f"the base string has length {len(base)}, the restriction {len(rho)}",
