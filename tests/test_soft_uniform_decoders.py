@@ -184,3 +184,46 @@ def test_outside_the_hypotheses_the_kernel_refuses_with_the_reason(kind, needle)
     assert not report.accepted
     f = report.failures[0]
     assert f.claim == "hypotheses" and needle in f.reason
+
+
+def causal_mean_of_means(layers: int = 2) -> Model:
+    """Causal uniform attention twice: y_j = mean(x_0 … x_j), z = mean(y_0 … y_{n−1}).
+    Changing x_0 moves z by H_n/n (H_n the harmonic number), not O(1/n)."""
+    word = np.array([[0.0], [1.0]])
+    head = Head(
+        w_q=np.zeros((1, 1)),
+        w_k=np.zeros((1, 1)),
+        w_v=np.ones((1, 1)),
+        w_o=np.ones((1, 1)),
+        kind="softmax",
+        mask="future",
+        temperature=Temperature(1.0),
+    )
+    return Model(
+        alphabet=("0", "1"),
+        embedding=Embedding(("0", "1"), word),
+        layers=tuple(Layer((head,), None, residual=False) for _ in range(layers)),
+        readout=Readout(np.array([1.0]), 0.0, position="last"),
+        name=f"causal-mean-L{layers}",
+    )
+
+
+def test_a_causal_mask_breaks_lemma_5_s_rate_not_only_its_proof():
+    """Why a causal decoder is OUTSIDE-THEOREM for ``--uniform``: with two causal layers
+    one symbol's effect is H_n/n ≈ ln(n)/n, so no K gives K/n for every n (one layer
+    keeps 1/n: the last query sees every key)."""
+    from attncert.model import forward
+
+    model = causal_mean_of_means()
+    out = certify_uniform(model, 4)
+    assert out.verdict == "OUTSIDE-THEOREM" and "masked ('future')" in out.reasons[0]
+    scaled = []
+    for n in (8, 64, 512):
+        z = forward(model, ["0" * n, "1" + "0" * (n - 1)]).logits
+        harmonic = sum(1.0 / j for j in range(1, n + 1))
+        assert abs((z[1] - z[0]) * n - harmonic) < 1e-9 * harmonic
+        scaled.append((z[1] - z[0]) * n)
+    assert scaled[0] < scaled[1] < scaled[2] and scaled[2] > 6.5  # n·|Δz| unbounded
+    one = causal_mean_of_means(1)
+    z = forward(one, ["0" * 512, "1" + "0" * 511]).logits
+    assert abs((z[1] - z[0]) * 512 - 1.0) < 1e-9
