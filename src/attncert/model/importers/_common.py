@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 
 from attncert.errors import SpecError, UnsupportedError
-from attncert.model.spec import AttentionKind, Layer, LayerNorm, Mask, NormPosition, Temperature
+from attncert.model.spec import (
+    AttentionKind,
+    Layer,
+    LayerNorm,
+    Mask,
+    NormPosition,
+    Readout,
+    Temperature,
+)
 
 
 def require_torch(what: str = "importing a PyTorch model") -> Any:
@@ -187,3 +195,54 @@ def plain_config(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
+
+
+def token_table(
+    alphabet: tuple[str, ...],
+    bos: str | None,
+    eos: str | None,
+    token_ids: Mapping[str, int],
+    config: Any,
+    size_field: str = "vocab_size",
+) -> tuple[tuple[str, ...], list[int]]:
+    """The embedding rows' symbols (alphabet, BOS, EOS) and their token ids, each checked:
+    present, an integer, in 0..``config.<size_field>`` − 1, distinct."""
+    size = int(getattr(config, size_field))
+    vocab = alphabet + tuple(s for s in (bos, eos) if s is not None)
+    ids = []
+    for s in vocab:
+        if s not in token_ids:
+            raise SpecError(
+                f"no token id for symbol {s!r}",
+                where="token_ids",
+                expected="a token id for every alphabet symbol and BOS/EOS",
+            )
+        t = token_ids[s]
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+            raise SpecError(f"token id {t!r} for {s!r}", where="token_ids", expected="an integer")
+        if not 0 <= int(t) < size:
+            raise SpecError(
+                f"token id {t} for {s!r}",
+                where="token_ids",
+                expected=f"0..{size - 1} ({size_field})",
+            )
+        ids.append(int(t))
+    if len(set(ids)) != len(ids):
+        raise SpecError(
+            "two symbols map to the same token id", where="token_ids", expected="distinct ids"
+        )
+    return vocab, ids
+
+
+def accept_readout(readout: Any, d: int, position: str | int, nn: Any) -> Readout:
+    """The accept readout from what the caller passed: None (zeros), a :class:`Readout`,
+    an ``nn.Linear`` (one output; weight and bias checked) or a weight vector."""
+    if readout is None:
+        return Readout(weight=np.zeros(d), position=position)
+    if isinstance(readout, Readout):
+        return readout
+    if isinstance(readout, nn.Linear):
+        bias = to_numpy(readout.bias) if readout.bias is not None else None
+        w, b = linear_readout_weight(to_numpy(readout.weight), bias, "readout")
+        return Readout(weight=w, bias=b, position=position)
+    return Readout(weight=to_numpy(readout), position=position)

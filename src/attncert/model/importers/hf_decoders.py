@@ -66,8 +66,9 @@ from attncert.model.importers._common import (
     require_torch,
     scale_query,
     to_numpy,
+    token_table,
 )
-from attncert.model.importers.hf_gpt2 import _token_table, model_from_hf_gpt2
+from attncert.model.importers.hf_gpt2 import model_from_hf_gpt2
 from attncert.model.spec import (
     Activation,
     AttentionKind,
@@ -251,7 +252,7 @@ class _Importer:
         self.activation = self._activation()
         self.field("vocab_size")
         self.field("n_layer" if self.type == "bloom" else "num_hidden_layers")
-        vocab, ids = _token_table(alphabet, bos, eos, token_ids, self.config)
+        vocab, ids = token_table(alphabet, bos, eos, token_ids, self.config)
         word = to_numpy(self.core.get_input_embeddings().weight)
         self.d = word.shape[1]
         table = self._length_limit(max_length)

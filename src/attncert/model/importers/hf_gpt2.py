@@ -48,6 +48,7 @@ from attncert.model.importers._common import (
     require_torch,
     scale_query,
     to_numpy,
+    token_table,
 )
 from attncert.model.spec import (
     Activation,
@@ -105,7 +106,7 @@ def model_from_hf_gpt2(
     kind = attention_kind(kind, "kind")
     alphabet = tuple(alphabet)
     core = model if cls == "GPT2Model" else model.transformer
-    vocab, ids = _token_table(alphabet, bos, eos, token_ids, config)
+    vocab, ids = token_table(alphabet, bos, eos, token_ids, config)
     d = int(config.n_embd)
     wte = to_numpy(core.wte.weight)
     n_pos = core.wpe.weight.shape[0]
@@ -189,43 +190,6 @@ def _check_config(config: Any, model: Any) -> None:
                     "(a random forward pass)",
                     "model.eval(), or dropout 0",
                 )
-
-
-def _token_table(
-    alphabet: tuple[str, ...],
-    bos: str | None,
-    eos: str | None,
-    token_ids: Mapping[str, int],
-    config: Any,
-    size_field: str = "vocab_size",
-) -> tuple[tuple[str, ...], list[int]]:
-    """The embedding rows' symbols (alphabet, BOS, EOS) and their token ids, each checked:
-    present, an integer, in 0..``config.<size_field>`` − 1, distinct."""
-    size = int(getattr(config, size_field))
-    vocab = alphabet + tuple(s for s in (bos, eos) if s is not None)
-    ids = []
-    for s in vocab:
-        if s not in token_ids:
-            raise SpecError(
-                f"no token id for symbol {s!r}",
-                where="token_ids",
-                expected="a token id for every alphabet symbol and BOS/EOS",
-            )
-        t = token_ids[s]
-        if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
-            raise SpecError(f"token id {t!r} for {s!r}", where="token_ids", expected="an integer")
-        if not 0 <= int(t) < size:
-            raise SpecError(
-                f"token id {t} for {s!r}",
-                where="token_ids",
-                expected=f"0..{size - 1} ({size_field})",
-            )
-        ids.append(int(t))
-    if len(set(ids)) != len(ids):
-        raise SpecError(
-            "two symbols map to the same token id", where="token_ids", expected="distinct ids"
-        )
-    return vocab, ids
 
 
 def _block(

@@ -51,9 +51,9 @@ import numpy as np
 
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model.importers._common import (
+    accept_readout,
     attention_kind,
     layer_norm,
-    linear_readout_weight,
     mask_value,
     require_torch,
     scale_query,
@@ -72,7 +72,6 @@ from attncert.model.spec import (
     Mask,
     Model,
     NormPosition,
-    Readout,
 )
 
 
@@ -149,7 +148,7 @@ def model_from_torch(
         if final_norm_module is not None
         else None
     )
-    ro = _readout(readout, d, position, nn)
+    ro = accept_readout(readout, d, position, nn)
     torch_meta: dict[str, Any] = {
         "layers": len(layers),
         "heads": [len(layer.heads) for layer in layers],
@@ -421,15 +420,3 @@ def _layer(
     )
     position = NormPosition.PRE if tl.norm_first else NormPosition.POST
     return Layer(tuple(heads), ffn, True, norm1, norm2, position)
-
-
-def _readout(readout: Any, d: int, position: str | int, nn: Any) -> Readout:
-    if readout is None:
-        return Readout(weight=np.zeros(d), position=position)
-    if isinstance(readout, Readout):
-        return readout
-    if isinstance(readout, nn.Linear):
-        bias = to_numpy(readout.bias) if readout.bias is not None else None
-        w, b = linear_readout_weight(to_numpy(readout.weight), bias, "readout")
-        return Readout(weight=w, bias=b, position=position)
-    return Readout(weight=to_numpy(readout), position=position)

@@ -73,6 +73,7 @@ import numpy as np
 
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model.importers._common import (
+    accept_readout,
     attention_kind,
     check_finite,
     fold_scale,
@@ -81,9 +82,8 @@ from attncert.model.importers._common import (
     require_torch,
     scale_query,
     to_numpy,
+    token_table,
 )
-from attncert.model.importers.hf_gpt2 import _token_table
-from attncert.model.importers.torch_encoder import _readout as _accept_readout
 from attncert.model.spec import (
     Activation,
     AttentionKind,
@@ -224,7 +224,7 @@ class _Importer:
         self._check_hooks()
         self._check_finite()
         model, cfg = self.model, self.cfg
-        vocab, ids = _token_table(alphabet, bos, eos, token_ids, cfg, "d_vocab")
+        vocab, ids = token_table(alphabet, bos, eos, token_ids, cfg, "d_vocab")
         word = to_numpy(model.embed.W_E)
         self.d = word.shape[1]
         table = self._positions(max_length)
@@ -641,7 +641,7 @@ class _Importer:
             accept = Readout(weight=np.zeros(self.d), position=position)
             label += " (no accept decision)"
         else:
-            accept = _accept_readout(readout, self.d, position, self.torch.nn)
+            accept = accept_readout(readout, self.d, position, self.torch.nn)
             label += f"; accept readout at {position!r}"
         ro = Readout(
             weight=accept.weight,
