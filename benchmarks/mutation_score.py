@@ -86,6 +86,7 @@ MODULES: dict[str, list[str]] = {
     ],
     # (not the committed proofs/ artifacts: the scratch project has none; not the CLI)
     "kernel/uniform/checker": [
+        "tests/test_mutation_kills_uniform_checker.py",
         "tests/test_soft_uniform_kernel.py",
         "tests/test_soft_uniform_decoders.py",
         "tests/test_soft_uniform.py",
