@@ -19,9 +19,9 @@ import itertools
 
 import numpy as np
 import pytest
+from test_soft_uniform import _inside
 from test_soft_uniform_decoders import tame
 
-from attncert.kernel.core.trace import forward_rigorous
 from attncert.kernel.soft.affine.bound import applicable, restriction_range
 from attncert.kernel.verify import checker as KV
 from attncert.languages import language
@@ -57,15 +57,6 @@ def _completions(rho: str) -> list[str]:
         it = iter(ch)
         out.append("".join(next(it) if c == "*" else c for c in rho))
     return out
-
-
-def _inside(model, s: str, z: float, lo: float, hi: float) -> bool:
-    if lo <= z <= hi:
-        return True
-    if min(abs(z - lo), abs(z - hi)) > 1e-9 * max(1.0, abs(z)):
-        return False
-    ball = forward_rigorous(model, s).logit  # a float just outside: decide in arb
-    return bool(ball >= lo) and bool(ball <= hi)
 
 
 def _restrictions(n: int, seed: int, frees=(0, 1, 2, 4)):
