@@ -181,6 +181,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_hard_certificates_for_positional_scores_against_brute_force[leftmost-alibi]",
     ],
     "kernel/hard/checker": [
+        "tests/test_mutation_kills_hard_checker.py",
         "tests/test_kernel_hard_tamper.py",
         "tests/test_witness.py",
         "tests/test_hard_checker.py",
@@ -190,6 +191,7 @@ MODULES: dict[str, list[str]] = {
         "not an_old_certificate",
     ],
     "kernel/hard/layers": [
+        "tests/test_mutation_kills_hard_layers.py",
         "tests/test_kernel_layers_oracle.py",
         "tests/test_kernel_hard_tamper.py",
         "tests/test_hard_checker.py",
