@@ -152,6 +152,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_kernel_s1.py",
     ],
     "kernel/hard/decide": [
+        "tests/test_mutation_kills_hard_decide.py",
         "tests/test_kernel_forward_agreement.py",
         "tests/test_scale_paths.py",
         "tests/test_scale_agreement.py",
