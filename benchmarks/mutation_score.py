@@ -166,6 +166,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
     ],
     "arith/positionwise": [
+        "tests/test_mutation_kills_arith_positionwise.py",
         "tests/test_arith_enclosure_soundness.py",
         "tests/test_arith_enclose.py",
         "tests/test_scale_agreement.py",
