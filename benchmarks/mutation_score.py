@@ -174,6 +174,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
     ],
     "arith/rows": [
+        "tests/test_mutation_kills_arith_rows.py",
         "tests/test_kernel_forward_agreement.py",
         "tests/test_arith_enclosure_soundness.py",
         "tests/test_scale_paths.py",
