@@ -229,13 +229,17 @@ MODULES: dict[str, list[str]] = {
     # the affine forms' operations against brute force (cheap), then as below
     **{
         module: [
+            *kills,
             "tests/test_kernel_affine_forms.py",
             "tests/test_kernel_soft_affine_mean.py",
             "tests/test_kernel_soft_affine.py",
             "-k",
             "not search and not re_derives",
         ]
-        for module in ("kernel/soft/affine/forms", "kernel/soft/affine/rows")
+        for module, kills in {
+            "kernel/soft/affine/forms": ["tests/test_mutation_kills_soft_affine_forms.py"],
+            "kernel/soft/affine/rows": [],
+        }.items()
     },
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)
