@@ -206,6 +206,7 @@ MODULES: dict[str, list[str]] = {
     # (not the import-policy tests: they read the mutated source, where mutmut's
     # trampolines import mutmut itself)
     "kernel/soft/checker": [
+        "tests/test_mutation_kills_soft_checker.py",
         "tests/test_kernel_soft_tamper.py",
         "tests/test_kernel_soft.py",
         "-k",
