@@ -36,6 +36,7 @@ def _overflowing(model, k_scale: float):
     return dataclasses.replace(model, layers=(dataclasses.replace(layer, heads=heads),))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflow is the case
 @pytest.mark.parametrize("k_scale", [2.0**-330, 2.0**-665], ids=["E infinite", "E NaN"])
 @pytest.mark.parametrize("mask", ["past", "future"])
 def test_overflowing_float_facts_never_attend_a_masked_key(mask, k_scale):

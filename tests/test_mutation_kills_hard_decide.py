@@ -13,6 +13,7 @@ from attncert.kernel.hard.decide import decide
 from attncert.model import random_model
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflow is the case
 @pytest.mark.parametrize("k_scale", [2.0**-330, 2.0**-665], ids=["E infinite", "E NaN"])
 @pytest.mark.parametrize("mask", ["past", "future"])
 def test_overflowing_float_facts_give_the_unscaled_decision(mask, k_scale):
