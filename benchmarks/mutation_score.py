@@ -156,6 +156,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_kernel_s1.py",
     ],
     "kernel/hard/decide": [
+        "tests/test_mutation_kills_hard_decide.py",
         "tests/test_kernel_forward_agreement.py",
         "tests/test_scale_paths.py",
         "tests/test_scale_agreement.py",
@@ -169,6 +170,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
     ],
     "arith/positionwise": [
+        "tests/test_mutation_kills_arith_positionwise.py",
         "tests/test_arith_enclosure_soundness.py",
         "tests/test_arith_enclose.py",
         "tests/test_scale_agreement.py",
@@ -176,6 +178,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_every_evaluator_agrees_on_every_kind",
     ],
     "arith/rows": [
+        "tests/test_mutation_kills_arith_rows.py",
         "tests/test_kernel_forward_agreement.py",
         "tests/test_arith_enclosure_soundness.py",
         "tests/test_scale_paths.py",
@@ -185,6 +188,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_model_v3.py::test_hard_certificates_for_positional_scores_against_brute_force[leftmost-alibi]",
     ],
     "kernel/hard/checker": [
+        "tests/test_mutation_kills_hard_checker.py",
         "tests/test_kernel_hard_tamper.py",
         "tests/test_witness.py",
         "tests/test_hard_checker.py",
@@ -194,6 +198,7 @@ MODULES: dict[str, list[str]] = {
         "not an_old_certificate",
     ],
     "kernel/hard/layers": [
+        "tests/test_mutation_kills_hard_layers.py",
         "tests/test_kernel_layers_oracle.py",
         "tests/test_kernel_hard_tamper.py",
         "tests/test_hard_checker.py",
@@ -205,6 +210,7 @@ MODULES: dict[str, list[str]] = {
     # (not the import-policy tests: they read the mutated source, where mutmut's
     # trampolines import mutmut itself)
     "kernel/soft/checker": [
+        "tests/test_mutation_kills_soft_checker.py",
         "tests/test_kernel_soft_tamper.py",
         "tests/test_kernel_soft.py",
         "-k",
@@ -228,6 +234,7 @@ MODULES: dict[str, list[str]] = {
     # the affine forms' operations against brute force (cheap), then as below
     **{
         module: [
+            *kills,
             "tests/test_kernel_affine_forms.py",
             "tests/test_affine_decoders.py",
             "tests/test_kernel_soft_affine_mean.py",
@@ -235,7 +242,10 @@ MODULES: dict[str, list[str]] = {
             "-k",
             "not search and not re_derives and not verify_decides",
         ]
-        for module in ("kernel/soft/affine/forms", "kernel/soft/affine/rows")
+        for module, kills in {
+            "kernel/soft/affine/forms": ["tests/test_mutation_kills_soft_affine_forms.py"],
+            "kernel/soft/affine/rows": ["tests/test_mutation_kills_soft_affine_rows.py"],
+        }.items()
     },
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)

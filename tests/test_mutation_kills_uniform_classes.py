@@ -5,12 +5,13 @@ user reads when a model is outside the length-uniform theorem (issue 34: mutatio
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from attncert.errors import UnsupportedError
-from attncert.kernel.uniform.classes import hypotheses, layout
+from attncert.kernel.uniform.classes import count_fraction, hypotheses, layout
 from attncert.model import random_model, zoo_model
 from attncert.model.decoders import random_decoder
 from attncert.model.positional import PosFeature
@@ -171,3 +172,43 @@ def test_inverse_position_in_the_first_middle_bin_is_tight():
     first = [c for c in lay.classes if c.kind == "middle" and c.bin == 0]
     for c in first:  # i ≥ h + 1 there, attained at i = h + 1
         assert feature_range(PosFeature("1/i"), c, lay) == (Fraction(0), Fraction(1, lay.h + 1))
+
+
+def _members(c, lay, n_tok: int) -> list[int]:
+    """The token positions (1-based) of middle class ``c`` at N = ``n_tok``: h+1..N−t, in
+    bin b (bN/M ≤ i < (b+1)N/M), of parity k when k ≥ 0 (the module docstring)."""
+    return [
+        i
+        for i in range(lay.h + 1, n_tok - lay.t + 1)
+        if c.bin * n_tok <= lay.bins * i < (c.bin + 1) * n_tok and (c.k < 0 or i % 2 == c.k)
+    ]
+
+
+@pytest.mark.parametrize(("n0", "bins"), [(7, 3), (30, 4)])
+def test_the_count_fraction_is_a_lower_bound_at_every_length(n0, bins):
+    """(|c| − 1)/(N − 1) ≥ count_fraction(c) for every middle class and N₀' ≤ N < N₀' + 200,
+    by counting the class's positions; the readout 4 from the end makes the tail t = 4.
+    At N₀' = 7 with 3 bins the interior bin 1 is cut by the tail (bin [7/3, 14/3) ∩ [2, 3]
+    holds position 3 only), so its bound is 0 — N₀' ≥ M·t (12) fails. Kills
+    ``x_count_fraction__mutmut_15`` (N₀' ≥ M/t instead: the bin counted whole, bound 1/18)."""
+    base = random_model(1, 1, 4, kind="softmax", seed=0, features=())
+    model = dataclasses.replace(base, readout=dataclasses.replace(base.readout, position=-4))
+    lay = layout(model, n0, bins)
+    assert (lay.h, lay.t, lay.n0_tokens) == (1, 4, n0)
+    middle = [c for c in lay.classes if c.kind == "middle"]
+    assert len(middle) == bins
+    for c in middle:
+        bound = count_fraction(c, lay)
+        for n_tok in range(n0, n0 + 200):
+            got = Fraction(max(len(_members(c, lay, n_tok)) - 1, 0), n_tok - 1)
+            assert bound <= got, (c.name, n_tok, bound, got)
+    if n0 == 7:
+        assert _members(middle[1], lay, 7) == [3]
+        assert count_fraction(middle[1], lay) == 0
+    else:  # the bounds are not all 0
+        assert [count_fraction(c, lay) for c in middle] == [
+            Fraction(1, 58),
+            Fraction(11, 58),
+            Fraction(11, 58),
+            Fraction(1, 58),
+        ]

@@ -247,10 +247,16 @@ def _hard_choices(
         s = np.where(visible[rows], s, -np.inf)
         top = s.max(axis=1)
         for t, i in enumerate(rows.tolist()):
-            if not np.isfinite(top[t]):
+            seen = visible[i]
+            if not seen.any():
                 out.append(())
                 continue
-            near = np.nonzero(s[t] >= top[t] - 2 * e[t])[0].tolist()
+            bound = top[t] - 2 * e[t]
+            if np.isfinite(bound):
+                near = np.nonzero(s[t] >= bound)[0].tolist()
+            else:  # the float facts overflowed (a score or E infinite or NaN): every
+                # visible key is a candidate (never a masked one), compared in the field
+                near = np.nonzero(seen)[0].tolist()
             if len(near) == 1:
                 out.append((near[0],))
                 continue

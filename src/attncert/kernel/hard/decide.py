@@ -144,12 +144,16 @@ def _choose_blockwise(
         near = s >= (top - 2 * e)[:, None]
         count = near.sum(axis=1)
         for t, i in enumerate(rows.tolist()):
-            if not np.isfinite(top[t]):
+            seen = np.ones(n_tok, dtype=bool) if visible is None else visible[t]
+            # False when the float facts overflowed (a score or E infinite or NaN): then
+            # every visible key is a candidate (never a masked one), compared in the field
+            finite = bool(np.isfinite(top[t] - 2 * e[t]))
+            if not seen.any():
                 out.append(())
-            elif count[t] == 1:
+            elif finite and count[t] == 1:
                 out.append((int(arg[t]),))
             else:
-                cand = np.nonzero(near[t])[0].tolist()
+                cand = np.nonzero(near[t] if finite else seen)[0].tolist()
                 what = f"a score comparison of layers[{li}].heads[{hi}] at query position {i}"
                 qi = int(ids[i])
                 best = [cand[0]]
