@@ -86,3 +86,20 @@ def test_an_exact_tie_whose_float_scores_differ_goes_to_the_tie_rule():
     for s in ("01", "0011"):
         (chosen,) = forward_rigorous(model, s).layers[0].chosen
         assert chosen == ((0,),) * len(s), (s, chosen)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflow is the case
+@pytest.mark.parametrize("k_scale", [2.0**-330, 2.0**-665], ids=["E infinite", "E NaN"])
+@pytest.mark.parametrize("mask", ["past", "future"])
+def test_the_exact_evaluator_never_attends_a_masked_key_either(mask, k_scale):
+    """The same filter in :func:`attncert.model.exact.forward_exact` (not kernel code, but
+    an evaluator the tests compare with): the scaled model's choices and decision are the
+    unscaled one's."""
+    from attncert.model.exact import forward_exact
+
+    model = random_model(1, 1, 4, seed=1, mask=mask)
+    big = _overflowing(model, k_scale)
+    for s in ("0101", "1100", "0011"):
+        want, got = forward_exact(model, s), forward_exact(big, s)
+        assert got.layers[0].chosen == want.layers[0].chosen, s
+        assert got.accept == want.accept, s

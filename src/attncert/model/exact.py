@@ -336,16 +336,20 @@ def forward_exact_tokens(model: Model, tokens: list[int]) -> ExactTrace:
                 n_near = (sc >= (top - 2 * err)[:, None]).sum(axis=1)
                 first = np.argmax(sc, axis=1)
                 for k, i in enumerate(rows.tolist()):
-                    if not np.isfinite(top[k]):
+                    if not vis[k].any():
                         chosen_h.append(())
                         out_flat.extend(zero_row)
                         continue
-                    if n_near[k] == 1:
+                    bound = top[k] - 2 * err[k]
+                    finite = bool(np.isfinite(bound))
+                    if finite and n_near[k] == 1:
                         j = int(first[k])
                         chosen_h.append((j,))
                         out_flat.extend(values[j * d : (j + 1) * d])
                         continue
-                    near = np.nonzero(sc[k] >= top[k] - 2 * err[k])[0].tolist()
+                    # overflowed float facts (a score or E infinite or NaN): every visible
+                    # key is a candidate — never a masked one — compared exactly
+                    near = np.nonzero(sc[k] >= bound if finite else vis[k])[0].tolist()
                     zq = (fmpq_mat(1, d, y_rows[i]) * eh.wqk).entries()
                     exact = [_dot(zq, y_rows[j]) for j in near]
                     best = max(exact)
