@@ -250,6 +250,7 @@ MODULES: dict[str, list[str]] = {
     # the affine modules: the brute-force soundness and tightness tests, not the ones that
     # run a restriction search first (7 s of untrusted search per mutant)
     "kernel/soft/affine/bound": [
+        "tests/test_mutation_kills_soft_affine_bound.py",
         "tests/test_affine_decoders.py",
         "tests/test_kernel_soft_affine_mean.py",
         "tests/test_kernel_soft_affine.py",
