@@ -118,7 +118,6 @@ MODULES: dict[str, list[str]] = {
     # seconds-long proofs of a trained model or at n = 1024)
     "kernel/verify/checker": [
         "tests/test_mutation_kills_verify.py",
-        "tests/test_affine_decoders.py::test_verify_decides_a_trained_rope_decoder_by_bound_leaves",
         "tests/test_verify.py",
         "tests/test_verify_witness.py",
         "-k",
