@@ -57,3 +57,18 @@ def test_a_range_whose_upper_end_overflows_is_refused():
     with np.errstate(over="ignore"), pytest.raises(Undecided) as e:
         A.bounds(f)
     assert str(e.value) == "a bound overflowed float64"
+
+
+def test_alibi_columns_are_the_slope_and_position_terms_with_non_negative_radii():
+    """q′ = [q, m, −m·i] and k′ = [k, j, 1] (q′·k′ = q·k − m(i − j)); −m·i is rounded once,
+    and every remainder of a form is ≥ 0 — at position 0 too, where −m·0 is exact."""
+    from attncert.kernel.soft.affine.forms import alibi_columns, point
+
+    base = point(np.zeros((3, 2)), np.zeros((3, 2)), 1, 1)
+    pos = np.array([0, 3, 7])
+    q = alibi_columns(base, 0.375, pos, query=True)
+    k = alibi_columns(base, 0.375, pos, query=False)
+    np.testing.assert_array_equal(q.c[:, 2:], [[0.375, -0.0], [0.375, -1.125], [0.375, -2.625]])
+    np.testing.assert_array_equal(k.c[:, 2:], [[0.0, 1.0], [3.0, 1.0], [7.0, 1.0]])
+    assert (q.r >= 0).all() and (k.r >= 0).all()
+    assert q.G.shape == (3, 4, 1, 1) and not q.G.any()
