@@ -120,6 +120,24 @@ def test_a_bound_leaf_on_a_version_3_model_is_re_derived(method):
     assert f.reason.startswith("claimed [1.0, 2.0] is not sound: re-derived [")
 
 
+def test_an_affine_leaf_beyond_the_method_s_budget_is_refused_naming_why():
+    """A bound leaf over all of {0, 1}¹⁰²⁴ on a three-layer decoder: the affine method
+    refuses for cost, and the kernel names the leaf's method and the refusal."""
+    model = random_decoder(3, 2, 8, positions="rope", seed=0)
+    data = _v3_bound_root(model, "affine")
+    data["n"] = 1024
+    data["nodes"][0]["leaf"]["base"] = "0" * 1024
+    rep = check(certificate_from_dict(data), model)
+    assert rep.failures == (
+        Failure(
+            "bound",
+            "nodes[0].leaf.method",
+            "layer 2 would need every row as a query (2049 × 2049 rows × 1056 columns): "
+            "beyond the affine method's budget",
+        ),
+    )
+
+
 def test_a_box_leaf_on_an_alibi_model_is_refused_naming_the_kind():
     model = random_decoder(1, 1, 8, positions="alibi", seed=1)
     rep = check(certificate_from_dict(_v3_bound_root(model, "box")), model)
@@ -158,6 +176,18 @@ def _box_root(**leaf) -> tuple[dict, float, float]:
 
 def _failures(data):
     return check(certificate_from_dict(data), ACCEPTS).failures
+
+
+def test_a_zero_tolerance_accepts_exactly_the_re_derived_range():
+    """The tolerance only catches edited files: with tolerance 0 a claim equal to the
+    re-derived range is accepted, and one a float above it is not."""
+    data, z_lo, z_hi = _box_root()
+    data["tolerance"] = 0.0
+    assert _failures(data) == ()
+    data["nodes"][0]["leaf"]["z_range"] = [z_lo, float(np.nextafter(z_hi, np.inf))]
+    f = _failures(data)[0]
+    assert (f.claim, f.where) == ("bound", "nodes[0].leaf.z_range")
+    assert "is not what the propagation gives" in f.reason and "tolerance 0.0" in f.reason
 
 
 def test_a_box_leaf_is_re_derived_and_its_counts_follow():
