@@ -258,6 +258,7 @@ MODULES: dict[str, list[str]] = {
     ],
     **{
         module: [
+            "tests/test_mutation_kills_soft_affine_heads.py",
             "tests/test_affine_decoders.py",
             "tests/test_kernel_soft_affine_mean.py",
             "tests/test_kernel_soft_affine.py",
