@@ -118,6 +118,7 @@ def test_positions_matter_a_rotation_is_not_ignored():
         assert a.z_hi < b.z_lo or b.z_hi < a.z_lo, (pos, a, b)
 
 
+@pytest.mark.slow  # 24 s (verify at n = 16 and 2¹⁶ strings by brute force); in .ci/run
 def test_verify_decides_a_trained_rope_decoder_by_bound_leaves():
     model = zoo_model("trained_rope_first_last")
     lang = language("first_last")
