@@ -16,9 +16,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from lazy_import import lazy_importorskip
 
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+transformers = lazy_importorskip("transformers")  # imported at first use
 
 from attncert.kernel.core.trace import forward_rigorous  # noqa: E402
 from attncert.languages import language  # noqa: E402

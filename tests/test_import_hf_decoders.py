@@ -43,6 +43,7 @@ import types
 
 import numpy as np
 import pytest
+from lazy_import import lazy_importorskip
 
 from attncert.errors import InputError, SpecError, UnsupportedError
 from attncert.model import forward, load_model, save_model
@@ -51,7 +52,7 @@ from attncert.model.importers.hf_decoders import alibi_slopes
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+transformers = lazy_importorskip("transformers")  # imported at first use
 
 TOKENS = {"0": 3, "1": 7, "^": 1, "$": 2}
 PAD = 9  # pad_token_id of the classifiers: no symbol's token

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 import pytest
+from lazy_import import lazy_importorskip
 
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model import forward
@@ -21,7 +22,7 @@ from attncert.model.importers import model_from_hf_gpt2
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+transformers = lazy_importorskip("transformers")  # imported at first use
 
 TOL = 1e-5
 TOKENS = {"0": 3, "1": 7, "^": 0, "$": 9}

@@ -16,17 +16,18 @@ import warnings
 
 import numpy as np
 import pytest
+from lazy_import import lazy_importorskip
 
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model import forward, load_model, save_model
 from attncert.model.importers import model_from_transformer_lens
 
 torch = pytest.importorskip("torch")
-transformer_lens = pytest.importorskip("transformer_lens")
-try:
-    from transformer_lens import HookedTransformer, HookedTransformerConfig
-except ImportError:  # TransformerLens 4 removed HookedTransformer
-    pytest.skip("TransformerLens without HookedTransformer (4.x)", allow_module_level=True)
+transformer_lens = lazy_importorskip(  # imported at first use
+    "transformer_lens",
+    require=("HookedTransformer", "HookedTransformerConfig"),
+    why=" (4.x removed HookedTransformer)",
+)
 
 TOKENS = {"0": 3, "1": 7, "^": 1, "$": 2}
 LENGTHS = (1, 2, 7, 64)
@@ -82,10 +83,12 @@ CASES = {
 
 
 def _build(case="standard-ln-gelu", seed=0, **overrides):
-    cfg = HookedTransformerConfig(**{**BASE, **CASES[case], **overrides, "seed": seed})
+    cfg = transformer_lens.HookedTransformerConfig(
+        **{**BASE, **CASES[case], **overrides, "seed": seed}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        model = HookedTransformer(cfg)
+        model = transformer_lens.HookedTransformer(cfg)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():  # weights well away from the initialisation, norm gains around 1
         for name, p in model.named_parameters():
