@@ -154,7 +154,7 @@ def test_dyck_pair_is_balanced_and_unbalanced(n, lang, alphabet):
 
 
 @pytest.mark.parametrize("name,lang", [("ones_star", "ones_star"), ("anbn", "anbn")])
-@pytest.mark.parametrize("n", [4, 8, 11, 12])
+@pytest.mark.parametrize("n", [4, 8, 11, pytest.param(12, marks=pytest.mark.slow)])  # 12: 5 s
 def test_recognizable_languages_get_consistent_certificates(name, lang, n):
     """The theorem applies to every hard-attention model: 1* and aⁿbⁿ models are
     certified too, and no separating pair exists — consistent with recognition."""

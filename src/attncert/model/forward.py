@@ -242,8 +242,6 @@ def attention_weights(
     else:
         vis = head.mask.rows(rows, n_tok)
         visible = np.ones((1, len(rows), n_tok), dtype=bool) if vis is None else vis[None]
-    s = np.where(visible, scores, -np.inf)
-    any_visible = visible.any(axis=-1)  # (1, N)
     if head.kind is AttentionKind.SOFTMAX:
         beta = head.temperature(n_tok)
         # scale only the visible scores: beta * -inf would be nan (beta = 0) or +inf (beta < 0)
@@ -254,6 +252,8 @@ def attention_weights(
         total = e.sum(axis=-1, keepdims=True)
         w = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
         return w
+    s = np.where(visible, scores, -np.inf)
+    any_visible = visible.any(axis=-1)  # (1, N)
     smax = np.max(s, axis=-1, keepdims=True)
     is_max = (s == smax) & visible
     if head.kind is AttentionKind.AVERAGE:

@@ -103,21 +103,40 @@ def _python(path: Path, module: str, column: str, links: Links) -> None:
     text = path.read_text(encoding="utf-8")
     if "implements" not in text:  # no annotation can be there: skip the parse
         return
+    key = (module, column, text)
+    if key not in _PARSED:
+        _PARSED[key] = _annotations(text, module, column)
+    unknown, added = _PARSED[key]
+    links.unknown.extend(unknown)
+    for name, col, where in added:
+        links.add(name, col, where)
+
+
+# a file's annotations are a function of its text (the key): the tests and the CLI scan the
+# same tree several times in one process
+_PARSED: dict[tuple[str, str, str], tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]] = {}
+
+
+def _annotations(
+    text: str, module: str, column: str
+) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]:
+    """The annotations in one file's text: messages for malformed ones, and (result,
+    column, where) for the rest."""
+    unknown: list[str] = []
+    added: list[tuple[str, str, str]] = []
     try:
         tree = ast.parse(text)
     except SyntaxError:
-        return
+        return (), ()
     for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__implements__" for t in targets):
                 names = _strings(node.value) if node.value is not None else None
                 if names is None:
-                    links.unknown.append(
-                        f"{module}: __implements__ must be a literal tuple of names"
-                    )
+                    unknown.append(f"{module}: __implements__ must be a literal tuple of names")
                 for name in names or ():
-                    links.add(name, column, module)
+                    added.append((name, column, module))
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
@@ -130,7 +149,8 @@ def _python(path: Path, module: str, column: str, links: Links) -> None:
                 for arg in dec.args:
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                         sep = "::" if column == "tests" else "."
-                        links.add(arg.value, column, f"{module}{sep}{node.name}")
+                        added.append((arg.value, column, f"{module}{sep}{node.name}"))
+    return tuple(unknown), tuple(added)
 
 
 def _notebook(path: Path, links: Links) -> None:
