@@ -91,6 +91,9 @@ def test_a_trained_model_is_proved_correct_along_the_capture_chain():
     model = zoo_model("trained_hard_first_last")
     out = verify(model, "first_last", 24, progress=False)
     assert out.check.accepted and out.proved == "correct" and out.undecided == 0
+    # a model proved correct runs no witness search (was tests/test_verify_witness.py's,
+    # at n = 16: the same run, to save one)
+    assert out.stats.witness is None and "witness" not in out.stats.split_rules
     counts = out.leaf_counts()
     assert counts["open"] == 0 and counts["bound"] + counts["exhaustive"] <= 2 * 24
     # every split was chosen by the capture rule, and the summary says so

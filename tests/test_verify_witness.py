@@ -101,12 +101,6 @@ def test_a_carve_beyond_the_node_limit_is_skipped_with_the_reason():
     assert not ws.confirmed and ws.misclassified > 0 and "node limit" in ws.text()
 
 
-def test_a_model_proved_correct_runs_no_witness_search():
-    out = verify(zoo_model("trained_hard_first_last"), "first_last", 16, progress=False)
-    assert out.proved == "correct" and out.stats.witness is None
-    assert "witness" not in out.stats.split_rules
-
-
 def test_a_right_model_left_undecided_reports_an_empty_sample():
     """trained_majority is right on every sampled string at n = 64: no witness, no verdict."""
     out = verify(zoo_model("trained_majority"), "majority", 64, time_limit=1.0, progress=False)
