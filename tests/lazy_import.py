@@ -16,23 +16,39 @@ import pytest
 
 
 class LazyModule:
-    """Stands for module ``name``: the first attribute read imports it (or skips)."""
+    """Stands for module ``name``: the first attribute read imports it (or skips). Writes
+    are refused: patch ``.module``, the real one."""
 
     def __init__(self, name: str, require: tuple[str, ...] = (), why: str = "") -> None:
-        self._name, self._require, self._why = name, require, why
-        self._module: ModuleType | None = None
+        object.__setattr__(self, "_lazy_spec", (name, require, why))
+        object.__setattr__(self, "_lazy_module", None)
 
-    def _load(self) -> ModuleType:
-        if self._module is None:
-            module = pytest.importorskip(self._name)
-            missing = [a for a in self._require if not hasattr(module, a)]
+    def _lazy_load(self) -> ModuleType:
+        if self._lazy_module is None:
+            name, require, why = self._lazy_spec
+            module = pytest.importorskip(name)
+            missing = [a for a in require if not hasattr(module, a)]
             if missing:
-                pytest.skip(f"{self._name} without {', '.join(missing)}{self._why}")
-            self._module = module
-        return self._module
+                pytest.skip(f"{name} without {', '.join(missing)}{why}")
+            object.__setattr__(self, "_lazy_module", module)
+        return self._lazy_module
 
     def __getattr__(self, attr: str):
-        return getattr(self._load(), attr)
+        if attr.startswith("_") and self._lazy_module is None:
+            # pytest's collection probes every module global for markers and fixtures
+            # (``__test__``, ``_pytestfixturefunction``, …): a probe must not import. A
+            # private name of the module itself: use ``.module``
+            raise AttributeError(attr)
+        return getattr(self._lazy_load(), attr)
+
+    def __setattr__(self, attr: str, value) -> None:
+        # monkeypatch would record the stand-in's (empty) __dict__ and undo by deleting
+        raise TypeError(f"patch the module itself: importlib.import_module({self._lazy_spec[0]!r})")
+
+    @property
+    def module(self) -> ModuleType:
+        """The real module (imported now if not yet)."""
+        return self._lazy_load()
 
 
 def lazy_importorskip(name: str, *, require: tuple[str, ...] = (), why: str = "") -> LazyModule:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from lazy_import import lazy_importorskip
 
-torch = pytest.importorskip("torch")
+torch = lazy_importorskip("torch")  # imported at first use
 transformers = lazy_importorskip("transformers")  # imported at first use
 
 from attncert.kernel.core.trace import forward_rigorous  # noqa: E402

@@ -51,7 +51,7 @@ from attncert.model.importers import model_from_hf
 from attncert.model.importers.hf_decoders import alibi_slopes
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-torch = pytest.importorskip("torch")
+torch = lazy_importorskip("torch")  # imported at first use
 transformers = lazy_importorskip("transformers")  # imported at first use
 
 TOKENS = {"0": 3, "1": 7, "^": 1, "$": 2}

@@ -21,7 +21,7 @@ from attncert.model import forward
 from attncert.model.importers import model_from_hf_gpt2
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-torch = pytest.importorskip("torch")
+torch = lazy_importorskip("torch")  # imported at first use
 transformers = lazy_importorskip("transformers")  # imported at first use
 
 TOL = 1e-5
@@ -60,7 +60,8 @@ def _randomize(model, seed):
                 p.copy_(0.4 * noise)
 
 
-def _build(cls_name, seed=0, dtype=torch.float32, **config):
+def _build(cls_name, seed=0, dtype="float32", **config):
+    dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
     torch.manual_seed(seed)
     model = getattr(transformers, cls_name)(_config(**config))
     _randomize(model, seed)
@@ -106,10 +107,10 @@ def _ours(model, strings):
 @pytest.mark.parametrize(
     ("dtype", "n_head", "activation"),
     [
-        (torch.float32, 4, "gelu_new"),
-        (torch.float64, 2, "gelu_new"),
-        (torch.float64, 4, "gelu"),
-        (torch.float32, 1, "relu"),
+        ("float32", 4, "gelu_new"),
+        ("float64", 2, "gelu_new"),
+        ("float64", 4, "gelu"),
+        ("float32", 1, "relu"),
     ],
 )
 def test_gpt2_lm_head_logits_agree_at_every_position(dtype, n_head, activation):
@@ -138,7 +139,7 @@ def test_gpt2_lm_head_logits_agree_at_every_position(dtype, n_head, activation):
     assert worst_hidden <= TOL, worst_hidden
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gpt2_model_hidden_states_agree(dtype):
     hf = _build("GPT2Model", seed=11, dtype=dtype, n_head=2, n_embd=8, n_inner=None)
     model = model_from_hf_gpt2(hf, alphabet="01", token_ids=TOKENS, max_length=64)
@@ -154,7 +155,7 @@ def test_gpt2_model_hidden_states_agree(dtype):
     assert worst <= TOL, worst
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gpt2_sequence_classifier_logit_agrees(dtype):
     hf = _build("GPT2ForSequenceClassification", seed=5, dtype=dtype, num_labels=2)
     model = model_from_hf_gpt2(hf, alphabet="01", bos="^", token_ids=TOKENS)

@@ -11,20 +11,21 @@ each naming module and field.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import warnings
 
 import numpy as np
 import pytest
+from lazy_import import lazy_importorskip
 
 from attncert.errors import SpecError, UnsupportedError
 from attncert.model import Mask, PosFeature, forward
 from attncert.model.importers import model_from_torch
 from attncert.model.positional import feature_matrix
 
-torch = pytest.importorskip("torch")
-nn = torch.nn
+torch = lazy_importorskip("torch")  # imported at first use, not at collection
 
 FEATURES = (PosFeature("i/n"), PosFeature("(-1)^i"), PosFeature("1/i"))
 TOL = 1e-5
@@ -43,37 +44,48 @@ def _randomize(module, seed, scale=0.5):
                 p.copy_(scale * noise)
 
 
-class Net(nn.Module):
-    """Embedding + positional features (attncert's own feature matrix) + encoder + readout."""
+@functools.cache
+def _net_class():
+    """The test network (a torch module class, defined at first use)."""
+    nn = torch.nn
 
-    def __init__(self, encoder, d, vocab, position):
-        super().__init__()
-        self.emb = nn.Embedding(vocab, d)
-        self.pos = nn.Linear(len(FEATURES), d, bias=False)
-        self.encoder = encoder
-        self.head = nn.Linear(d, 1)
-        self.position = position
+    class Net(nn.Module):
+        """Embedding + positional features (attncert's own feature matrix) + encoder + readout."""
 
-    def hidden(self, tokens, batch_first, mask=None, is_causal=False):
-        n = tokens.shape[1]
-        phi = torch.tensor(feature_matrix(FEATURES, n), dtype=self.emb.weight.dtype)
-        x = self.emb(tokens) + self.pos(phi)[None]
-        if not batch_first:
-            x = x.transpose(0, 1)
-        kw = {"mask": mask}
-        if is_causal:
-            kw["is_causal"] = True
-        y = self.encoder(x, **kw)
-        return y if batch_first else y.transpose(0, 1)
+        def __init__(self, encoder, d, vocab, position):
+            super().__init__()
+            self.emb = nn.Embedding(vocab, d)
+            self.pos = nn.Linear(len(FEATURES), d, bias=False)
+            self.encoder = encoder
+            self.head = nn.Linear(d, 1)
+            self.position = position
 
-    def logits(self, y):
-        if self.position == "mean":
-            r = y.mean(dim=1)
-        elif self.position == "first":
-            r = y[:, 0]
-        else:
-            r = y[:, -1]
-        return self.head(r)[:, 0]
+        def hidden(self, tokens, batch_first, mask=None, is_causal=False):
+            n = tokens.shape[1]
+            phi = torch.tensor(feature_matrix(FEATURES, n), dtype=self.emb.weight.dtype)
+            x = self.emb(tokens) + self.pos(phi)[None]
+            if not batch_first:
+                x = x.transpose(0, 1)
+            kw = {"mask": mask}
+            if is_causal:
+                kw["is_causal"] = True
+            y = self.encoder(x, **kw)
+            return y if batch_first else y.transpose(0, 1)
+
+        def logits(self, y):
+            if self.position == "mean":
+                r = y.mean(dim=1)
+            elif self.position == "first":
+                r = y[:, 0]
+            else:
+                r = y[:, -1]
+            return self.head(r)[:, 0]
+
+    return Net
+
+
+def Net(encoder, d, vocab, position):
+    return _net_class()(encoder, d, vocab, position)
 
 
 def _encoder(
@@ -89,7 +101,7 @@ def _encoder(
     seed=0,
 ):
     torch.manual_seed(seed)
-    layer = nn.TransformerEncoderLayer(
+    layer = torch.nn.TransformerEncoderLayer(
         d,
         nhead,
         dim_feedforward=12,
@@ -99,8 +111,8 @@ def _encoder(
         norm_first=norm_first,
         bias=bias,
     )
-    norm = nn.LayerNorm(d, bias=bias) if final_norm else None
-    return nn.TransformerEncoder(layer, layers, norm=norm, enable_nested_tensor=False)
+    norm = torch.nn.LayerNorm(d, bias=bias) if final_norm else None
+    return torch.nn.TransformerEncoder(layer, layers, norm=norm, enable_nested_tensor=False)
 
 
 def _strings(rng, count=100, max_len=64):
@@ -113,13 +125,13 @@ class _PathSpy:
 
     def __init__(self, monkeypatch):
         self.calls = 0
-        orig = torch._transformer_encoder_layer_fwd
+        orig = torch.module._transformer_encoder_layer_fwd
 
         def spy(*args, **kwargs):
             self.calls += 1
             return orig(*args, **kwargs)
 
-        monkeypatch.setattr(torch, "_transformer_encoder_layer_fwd", spy)
+        monkeypatch.setattr(torch.module, "_transformer_encoder_layer_fwd", spy)
 
 
 def _compare(model, net, strings, *, batch_first, mask_mode, fast):
@@ -133,7 +145,9 @@ def _compare(model, net, strings, *, batch_first, mask_mode, fast):
         n = tokens.shape[1]
         mask, is_causal = None, False
         if mask_mode != "none":
-            mask = nn.Transformer.generate_square_subsequent_mask(n, dtype=net.emb.weight.dtype)
+            mask = torch.nn.Transformer.generate_square_subsequent_mask(
+                n, dtype=net.emb.weight.dtype
+            )
             is_causal = mask_mode == "is_causal"
         if fast:
             with torch.no_grad():
@@ -150,14 +164,14 @@ def _compare(model, net, strings, *, batch_first, mask_mode, fast):
 
 CASES = [
     # norm_first, final_norm, activation, mask_mode, batch_first, dtype, fast, position
-    (True, True, "gelu", "is_causal", True, torch.float32, True, "last"),
-    (False, True, "gelu", "is_causal", True, torch.float32, True, "first"),
-    (False, False, "relu", "explicit", True, torch.float64, True, "mean"),
-    (True, False, "relu", "none", True, torch.float64, True, "last"),
-    (True, True, "gelu", "explicit", False, torch.float64, False, "last"),
-    (False, True, "relu", "is_causal", False, torch.float32, False, "mean"),
-    (False, False, "gelu", "none", True, torch.float32, False, "first"),
-    (True, True, "relu", "explicit", False, torch.float32, False, "first"),
+    (True, True, "gelu", "is_causal", True, "float32", True, "last"),
+    (False, True, "gelu", "is_causal", True, "float32", True, "first"),
+    (False, False, "relu", "explicit", True, "float64", True, "mean"),
+    (True, False, "relu", "none", True, "float64", True, "last"),
+    (True, True, "gelu", "explicit", False, "float64", False, "last"),
+    (False, True, "relu", "is_causal", False, "float32", False, "mean"),
+    (False, False, "gelu", "none", True, "float32", False, "first"),
+    (True, True, "relu", "explicit", False, "float32", False, "first"),
 ]
 
 
@@ -169,6 +183,7 @@ def test_import_agrees_with_torch(
     monkeypatch, norm_first, final_norm, activation, mask_mode, batch_first, dtype, fast, pos
 ):
     seed = len(str((norm_first, final_norm, activation, mask_mode, batch_first, fast, pos)))
+    dtype = getattr(torch, dtype)
     enc = _encoder(
         norm_first=norm_first,
         final_norm=final_norm,
@@ -180,7 +195,7 @@ def test_import_agrees_with_torch(
     _randomize(net, seed)
     net = net.to(dtype).eval()
     if mask_mode == "explicit":
-        mask_arg = {"mask": nn.Transformer.generate_square_subsequent_mask(7)}
+        mask_arg = {"mask": torch.nn.Transformer.generate_square_subsequent_mask(7)}
     elif mask_mode == "is_causal":
         mask_arg = {"causal": True}
     else:
@@ -240,7 +255,7 @@ def test_import_detects_a_wrong_mask_or_a_missing_norm():
 def test_separate_qkv_weights_bias_free_layers_and_plain_norms(monkeypatch):
     """``_qkv_same_embed_dim`` False (q/k/v_proj_weight), ``bias=False`` everywhere and
     LayerNorm without elementwise affine: all import, and agree with PyTorch."""
-    enc = _encoder(bias=False, seed=5, activation=nn.GELU(approximate="tanh"))
+    enc = _encoder(bias=False, seed=5, activation=torch.nn.GELU(approximate="tanh"))
     net = Net(enc, 8, 3, "last")
     _randomize(net, 5)
     attn = enc.layers[0].self_attn
@@ -249,8 +264,8 @@ def test_separate_qkv_weights_bias_free_layers_and_plain_norms(monkeypatch):
     del attn.in_proj_weight
     attn.register_parameter("in_proj_weight", None)
     for name, w in zip(("q", "k", "v"), (wq, wk, wv * 1.5), strict=True):
-        attn.register_parameter(f"{name}_proj_weight", nn.Parameter(w))
-    enc.layers[1].norm2 = nn.LayerNorm(8, elementwise_affine=False)
+        attn.register_parameter(f"{name}_proj_weight", torch.nn.Parameter(w))
+    enc.layers[1].norm2 = torch.nn.LayerNorm(8, elementwise_affine=False)
     net = net.double().eval()
     model = model_from_torch(
         enc,
@@ -278,7 +293,7 @@ def test_two_output_classifier_and_biases_on_head_zero():
     enc = _encoder(seed=7, layers=1)
     _randomize(enc, 7)
     enc = enc.double().eval()
-    clf = nn.Linear(8, 2).double()
+    clf = torch.nn.Linear(8, 2).double()
     model = model_from_torch(enc, alphabet="ab", embedding=np.eye(2, 8), readout=clf)
     w = clf.weight.detach().numpy()
     assert np.array_equal(model.readout.weight, w[1] - w[0])
@@ -356,38 +371,38 @@ def test_explicit_masks_are_recognized_by_pattern():
     ("mutate", "where", "what"),
     [
         (
-            lambda enc: setattr(enc.layers[0], "norm1", nn.RMSNorm(8)),
+            lambda enc: setattr(enc.layers[0], "norm1", torch.nn.RMSNorm(8)),
             "encoder.layers[0].norm1",
             "RMSNorm",
         ),
-        (lambda enc: setattr(enc, "norm", nn.RMSNorm(8)), "encoder.norm", "RMSNorm"),
+        (lambda enc: setattr(enc, "norm", torch.nn.RMSNorm(8)), "encoder.norm", "RMSNorm"),
         (
             lambda enc: setattr(enc.layers[1], "activation", torch.nn.functional.silu),
             "encoder.layers[1].activation",
             "custom activation silu",
         ),
         (
-            lambda enc: setattr(enc.layers[1], "activation", nn.Tanh()),
+            lambda enc: setattr(enc.layers[1], "activation", torch.nn.Tanh()),
             "encoder.layers[1].activation",
             "custom activation Tanh",
         ),
         (
             lambda enc: setattr(
-                enc.layers[0], "self_attn", nn.MultiheadAttention(8, 2, add_bias_kv=True)
+                enc.layers[0], "self_attn", torch.nn.MultiheadAttention(8, 2, add_bias_kv=True)
             ),
             "encoder.layers[0].self_attn.bias_k",
             "add_bias_kv",
         ),
         (
             lambda enc: setattr(
-                enc.layers[0], "self_attn", nn.MultiheadAttention(8, 2, add_zero_attn=True)
+                enc.layers[0], "self_attn", torch.nn.MultiheadAttention(8, 2, add_zero_attn=True)
             ),
             "encoder.layers[0].self_attn.add_zero_attn",
             "add_zero_attn",
         ),
         (lambda enc: enc.train(), "encoder.layers[0].dropout", "training mode with dropout"),
         (
-            lambda enc: setattr(enc.layers[0], "norm2", nn.LayerNorm((2, 4))),
+            lambda enc: setattr(enc.layers[0], "norm2", torch.nn.LayerNorm((2, 4))),
             "encoder.layers[0].norm2.normalized_shape",
             "normalized_shape (2, 4)",
         ),
@@ -406,7 +421,7 @@ def test_other_refusals():
     enc = _encoder().eval()
     kw = dict(alphabet="ab", embedding=np.eye(2, 8))
 
-    class MyLayer(nn.TransformerEncoderLayer):
+    class MyLayer(torch.nn.TransformerEncoderLayer):
         pass
 
     with pytest.raises(UnsupportedError, match=r"encoder.layers\[0\]: MyLayer"):
@@ -420,9 +435,9 @@ def test_other_refusals():
     with pytest.raises(UnsupportedError, match="finite non-zero entries"):
         model_from_torch(enc, mask=penalty, **kw)
     with pytest.raises(UnsupportedError, match="encoder: Linear"):
-        model_from_torch(nn.Linear(8, 8), **kw)
+        model_from_torch(torch.nn.Linear(8, 8), **kw)
     with pytest.raises(UnsupportedError, match="a classifier with 3 outputs"):
-        model_from_torch(enc, readout=nn.Linear(8, 3), **kw)
+        model_from_torch(enc, readout=torch.nn.Linear(8, 3), **kw)
     with pytest.raises(SpecError, match="embed_dim 8 differs from the embedding width 3"):
         model_from_torch(enc, alphabet="ab", embedding=np.eye(2, 3))
     no_dropout = _encoder()

@@ -22,7 +22,7 @@ from attncert.errors import SpecError, UnsupportedError
 from attncert.model import forward, load_model, save_model
 from attncert.model.importers import model_from_transformer_lens
 
-torch = pytest.importorskip("torch")
+torch = lazy_importorskip("torch")  # imported at first use
 transformer_lens = lazy_importorskip(  # imported at first use
     "transformer_lens",
     require=("HookedTransformer", "HookedTransformerConfig"),
@@ -42,9 +42,8 @@ BASE = dict(
     d_vocab=10,
     d_mlp=24,
     act_fn="gelu",
-    dtype=torch.float64,
     device="cpu",
-)
+)  # and dtype=torch.float64, added by _build
 
 CASES = {
     # learned positions, LayerNorm, erf-GELU
@@ -84,7 +83,7 @@ CASES = {
 
 def _build(case="standard-ln-gelu", seed=0, **overrides):
     cfg = transformer_lens.HookedTransformerConfig(
-        **{**BASE, **CASES[case], **overrides, "seed": seed}
+        **{**BASE, "dtype": torch.float64, **CASES[case], **overrides, "seed": seed}
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
