@@ -61,7 +61,8 @@ def _randomize(model, seed):
 
 
 def _build(cls_name, seed=0, dtype="float32", **config):
-    dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
+    """``dtype`` by name ("float64"): torch is imported at first use, not at collection."""
+    dtype = getattr(torch, dtype)
     torch.manual_seed(seed)
     model = getattr(transformers, cls_name)(_config(**config))
     _randomize(model, seed)
@@ -174,7 +175,7 @@ def test_gpt2_comparison_can_fail():
     """The causal mask dropped, or ln_f dropped, or W_Q and W_K swapped: far off."""
     from dataclasses import replace
 
-    hf = _build("GPT2Model", seed=2, dtype=torch.float64)
+    hf = _build("GPT2Model", seed=2, dtype="float64")
     good = model_from_hf_gpt2(hf, alphabet="01", token_ids=TOKENS)
 
     def heads(fn):
@@ -257,7 +258,7 @@ def test_hardening_report_counts_every_decision():
     from attncert.model import harden
     from attncert.model.importers import hardening_report
 
-    lm = _build("GPT2LMHeadModel", seed=3, dtype=torch.float64)
+    lm = _build("GPT2LMHeadModel", seed=3, dtype="float64")
     soft = model_from_hf_gpt2(lm, alphabet="01", bos="^", eos="$", token_ids=TOKENS)
     strings = _strings(np.random.default_rng(3), count=40, max_len=12)
     report = hardening_report(soft, strings)

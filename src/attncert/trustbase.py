@@ -18,6 +18,7 @@ import ast
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -215,18 +216,12 @@ def scan(module: str) -> Module:
     path = _path(module)
     if path is None:
         raise FileNotFoundError(module)
-    text = path.read_text(encoding="utf-8")
-    key = (module, text)
-    if key not in _SCANNED:
-        _SCANNED[key] = _measure(module, text)
-    return _SCANNED[key]
+    return _measure(module, path.read_text(encoding="utf-8"))
 
 
-# a module's size and imports are a function of its name and text (the key): the tests,
-# `attncert trust` and the budget checks measure the same tree several times in a process
-_SCANNED: dict[tuple[str, str], Module] = {}
-
-
+# a module's size and imports are a function of its name and text: the tests, `attncert
+# trust` and the budget checks measure the same tree several times in a process
+@cache
 def _measure(module: str, text: str) -> Module:
     tree = ast.parse(text)
     doc = _docstring_lines(tree)

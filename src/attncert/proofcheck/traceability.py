@@ -29,6 +29,7 @@ import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from attncert.proofcheck.results import PARTS, RESULTS, Result, resolve
@@ -103,20 +104,15 @@ def _python(path: Path, module: str, column: str, links: Links) -> None:
     text = path.read_text(encoding="utf-8")
     if "implements" not in text:  # no annotation can be there: skip the parse
         return
-    key = (module, column, text)
-    if key not in _PARSED:
-        _PARSED[key] = _annotations(text, module, column)
-    unknown, added = _PARSED[key]
+    unknown, added = _annotations(text, module, column)
     links.unknown.extend(unknown)
     for name, col, where in added:
         links.add(name, col, where)
 
 
-# a file's annotations are a function of its text (the key): the tests and the CLI scan the
-# same tree several times in one process
-_PARSED: dict[tuple[str, str, str], tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]] = {}
-
-
+# a file's annotations are a function of its text: the tests and the CLI scan the same tree
+# several times in one process
+@cache
 def _annotations(
     text: str, module: str, column: str
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]:

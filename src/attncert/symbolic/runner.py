@@ -135,8 +135,11 @@ def decide_claim(
 
 @cache
 def _general(claim_id: str) -> tuple[Verdict, str, Counterexample | None]:
-    cl = next(c for c in CLAIMS if c.id == claim_id)
-    return _verdict(cl, {})
+    return _verdict(_claim(claim_id), {})
+
+
+def _claim(claim_id: str) -> Claim:
+    return next(c for c in CLAIMS if c.id == claim_id)
 
 
 def check_claim(claim: Claim, params: LLLParams | None = None) -> ClaimResult:
@@ -174,8 +177,7 @@ def _concrete(
 ) -> tuple[Verdict, str, Counterexample | None]:
     """The verdict at fixed parameter values, a function of the claim and the values: the
     CLI, the artifact checker and the tests ask it again for the same parameters."""
-    cl = next(c for c in CLAIMS if c.id == claim_id)
-    return _verdict(cl, dict(fixed))
+    return _verdict(_claim(claim_id), dict(fixed))
 
 
 @dataclass(frozen=True)
