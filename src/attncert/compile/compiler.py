@@ -479,7 +479,7 @@ class FormulaCompiler:
         return out
 
     # ----- driver ------------------------------------------------------------------------------
-    def compile(self, name: str) -> Model:
+    def compile(self, name: str, language: str | None = None) -> Model:
         root = self.node(self.formula)
         if self.b.layers == []:
             self.b.layer(1)  # a model with no computation still has its embedding
@@ -491,6 +491,7 @@ class FormulaCompiler:
             "compiler": "attncert.compile",
             "version": META_VERSION,
             "formula": to_text(self.formula),
+            **({} if language is None else {"language": language}),
             "regime": self.regime.value,
             "alphabet": "".join(self.b.alphabet),
             "positional_encodings": features,
@@ -562,14 +563,19 @@ def compile_formula(
     *,
     alphabet: str | Iterable[str] | None = None,
     name: str | None = None,
+    language: str | None = None,
 ) -> Model:
     """Compile ``formula`` (a syntax tree or its text) into a softmax :class:`Model`.
 
     ``regime``: ``temperature`` | ``unbounded`` | ``future-masked`` |
     ``future-masked-unbounded`` (:class:`Regime`); ``alphabet`` defaults to the symbols
     of the formula's atoms. Raises :class:`UnsupportedError` for a construct the regime
-    does not allow (e.g. ▷ under future masking). The model's ``meta`` records every
-    head's pattern, gap and temperature, and every node's output coordinate.
+    does not allow (e.g. ▷ under future masking). The model's ``meta`` records the
+    formula, every head's pattern, gap and temperature, and every node's output
+    coordinate; with ``language`` (a name of :func:`attncert.languages.language` over
+    the same alphabet: the language the formula defines, checked against the formula on
+    short strings by :func:`attncert.compile.library.check_language`) also
+    ``meta["language"]``, the default language of ``verify``, ``report`` and ``certify``.
     """
     if isinstance(formula, str):
         from attncert.logic.parser import parse
@@ -578,5 +584,10 @@ def compile_formula(
     if not isinstance(formula, s.Formula):
         raise SpecError(f"not a formula: {formula!r}")
     reg = Regime.parse(regime)
-    comp = FormulaCompiler(formula, reg, _alphabet(formula, alphabet))
-    return comp.compile(name or f"tl:{to_text(formula)} [{reg.value}]")
+    syms = _alphabet(formula, alphabet)
+    if language is not None:
+        from attncert.compile.library import check_language
+
+        language = check_language(language, syms, formula)
+    comp = FormulaCompiler(formula, reg, syms)
+    return comp.compile(name or f"tl:{to_text(formula)} [{reg.value}]", language)

@@ -19,6 +19,11 @@ def explain(model: Model) -> str:
         return _explain_program(model)
     lines = [
         f"formula   {meta['formula']}",
+        *(
+            [f"language  {meta['language']} (verify, report, certify default to it)"]
+            if meta.get("language")
+            else []
+        ),
         f"regime    {meta['regime']}",
         f"alphabet  {meta['alphabet']}",
         f"width d = {model.d}, layers = {model.num_layers}, heads = {len(meta['heads'])}",

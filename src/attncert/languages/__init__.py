@@ -3,7 +3,9 @@
 Every language is a :class:`Language` (``name``, ``alphabet``, ``contains(s)``);
 the regular ones give their automaton with ``as_dfa()``. Look one up by name
 with :func:`language` (``"parity"``, ``"parity-odd"``, ``"dyck1"``, ``"dyck2"``,
-``"ones_star"``, ``"anbn"``, ``"first_last"``, ``"majority"``, ``"dfa"``).
+``"ones_star"``, ``"anbn"``, ``"first_last"``, ``"majority"``, ``"dfa"``; every name
+without parameters: :data:`NAMES`); :func:`recorded_language` reads the one a model's
+``meta`` records.
 
     >>> from attncert.languages import language
     >>> L = language("dyck2")
@@ -27,14 +29,18 @@ _LAZY = {
     "FirstLast": "attncert.languages.firstlast",
     "Majority": "attncert.languages.majority",
     "DyckDistribution": "attncert.languages.distributions",
+    "ALIASES": "attncert.languages.registry",
     "LANGUAGE_NAMES": "attncert.languages.registry",
+    "NAMES": "attncert.languages.registry",
     "Language": "attncert.languages.base",
     "OnesStar": "attncert.languages.regular",
     "Parity": "attncert.languages.regular",
     "ParityDistribution": "attncert.languages.distributions",
     "all_strings": "attncert.languages.base",
+    "canonical_name": "attncert.languages.registry",
     "language": "attncert.languages.registry",
     "load_dfa": "attncert.languages.dfa",
+    "recorded_language": "attncert.languages.registry",
     "save_dfa": "attncert.languages.dfa",
 }
 

@@ -3,16 +3,24 @@
     attncert compile "ODD(#<[Q_1])" --alphabet 01 -o parity.json
     attncert compile "Q_a S Q_b" --regime unbounded --explain
     attncert compile "prev Q_1" --regime future-masked --json
-    attncert compile parity --library --explain
+    attncert compile parity-odd --library --explain
     attncert compile dyck2 --library --explain          # the Appendix-E program
 
 FORMULA is formula text (see ``attncert.logic.parser``) or, with ``--library``, the
-name of a library formula (its alphabet is used) or of a library program: ``dyck2``,
+name of a library formula (its alphabet is used; the old name ``parity`` of
+``parity-odd`` still works, with a note) or of a library program: ``dyck2``,
 ``dyck3``, ``dyck4`` build the Appendix-E program for Dyck-k as a uniform–tieless
 average-hard transformer and, by Theorem 26, its softmax simulation (unbounded
 encodings, β(N) ∝ log N checked on all inputs up to ``--max-len``; ``--average-hard``
 writes the program itself). The model records per head the
-hard-attention pattern, gap and temperature in its ``meta``.
+hard-attention pattern, gap and temperature in its ``meta``, and the formula.
+
+A library formula that defines a language of ``attncert.languages`` over the model's
+alphabet (``parity-odd``, ``parity-odd-nopred``, ``majority``, ``dyck1``; formula text
+equal to one of them over the same alphabet too) and a library program (``dyck2`` …)
+record that language (``meta.language``): ``verify``, ``report`` and ``certify`` use it
+when no ``--language`` is given. Odd parity is ``parity-odd``: the language ``parity``
+is even parity.
 """
 
 from __future__ import annotations
@@ -65,9 +73,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from attncert.compile import compile_formula
     from attncert.compile.dyck import PROGRAMS
-    from attncert.logic import library_formula, parse
+    from attncert.compile.library import library_language, library_match
+    from attncert.logic import parse
+    from attncert.logic.library import resolve
 
     if args.output:
         from attncert.io import check_output_path
@@ -78,29 +90,37 @@ def run(args: argparse.Namespace) -> int:
         return _program(args)
     if args.library:
         from attncert.errors import InputError
-        from attncert.logic.library import LIBRARY_NAMES
+        from attncert.logic.library import LIBRARY, LIBRARY_NAMES
 
-        if args.formula not in LIBRARY_NAMES:
+        if args.formula not in LIBRARY:
             raise InputError(
                 f"no library formula or program {args.formula!r}",
                 where="FORMULA",
                 expected="one of " + ", ".join((*LIBRARY_NAMES, *PROGRAMS)),
             )
-        nf = library_formula(args.formula)
+        nf, note = resolve(args.formula)
+        if note:
+            print(f"attncert compile: note: {note}", file=sys.stderr)
         formula, alphabet, name = nf.formula, args.alphabet or nf.alphabet, nf.name
+        language = library_language(nf, alphabet)
     else:
         formula, alphabet, name = parse(args.formula), args.alphabet, None
+        language = None
+        if alphabet is not None:
+            match = library_match(formula, alphabet)
+            language = None if match is None else match.language
     model = compile_formula(
         formula,
         regime=args.regime,
         alphabet=alphabet,
         name=None if name is None else f"{name} [{args.regime}]",
+        language=language,
     )
     meta = model.meta
     return _report(
         args,
         model,
-        ("formula", "regime", "alphabet", "readout", "nodes", "heads"),
+        ("formula", "language", "regime", "alphabet", "readout", "nodes", "heads"),
         f"compiled {meta['formula']!r} [{meta['regime']}]",
     )
 
@@ -123,7 +143,7 @@ def _program(args: argparse.Namespace) -> int:
     return _report(
         args,
         model,
-        ("program", "alphabet", "bos", "readout", "outputs", "heads", "tieless"),
+        ("program", "language", "alphabet", "bos", "readout", "outputs", "heads", "tieless"),
         f"built {model.meta['program']} [{kind}]",
     )
 
@@ -155,6 +175,12 @@ def _report(args: argparse.Namespace, model, fields: tuple[str, ...], headline: 
         print(
             f"{headline}: {model.num_layers} layers, {len(meta['heads'])} heads, "
             f"d = {model.d}; output coordinate {meta['readout']['coord']}"
+        )
+        print(
+            f"language: {meta['language']} (recorded; the default of verify, report, certify)"
+            if meta.get("language")
+            else "language: none recorded (no library language over this alphabet): pass "
+            "--language to verify, report, certify"
         )
     if args.output:
         print(f"wrote {args.output}")

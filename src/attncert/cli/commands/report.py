@@ -2,6 +2,7 @@
 a model — every analysis that applies, at every n, in one self-contained page.
 
     attncert report -o report/                         # trained_hard_first_last, PARITY
+    attncert report zoo:trained_hard_first_last -o r/  # the language it records: first_last
     attncert report zoo:trained_parity --n 16,64 -o parity-report/
     attncert report model.json --language dyck1 -o r/ --scheduler tcp://scheduler:8786
     attncert check report/                             # re-check every certificate in it
@@ -11,7 +12,9 @@ agreement by n; Theorem 1 (the hardened certificate, ``certify``); certified acc
 (``verify``) beside sampled accuracy; Lemma 5 / Theorem 6 (measured change, certified
 B(n), the uniform K/n, the cross-entropy floor, the theorem's status); the soft
 restriction (``soft-certify``). Each states its verdict, theorem and limits; one that
-does not apply to the model says why.
+does not apply to the model says why. Without ``--language`` the report is about the
+language the model records (a compiled library formula's, a trained model's recipe);
+with no MODEL either, the demo: trained_hard_first_last against PARITY.
 
 DIR gets ``index.html`` (plots inline as SVG, no network resource), ``report.md``,
 ``report.json``, ``certs/<cell>.json`` (every certificate, as the commands write them
@@ -23,7 +26,9 @@ The cells run as tasks on Dask — an embedded LocalCluster (``--workers K``, de
 per core) or ``--scheduler ADDRESS`` — each in a child process killed at
 ``--cell-time-limit`` seconds (plus start-up), which is also passed to the analyses' own
 time limits; ``--no-dask`` (or ``--workers 0``) runs them in this process. A cell that
-fails or times out is reported in its section, never fatal to the rest.
+fails or times out is reported in its section, never fatal to the rest. A
+``--scheduler`` that does not answer within 20 s is refused (exit 2) before DIR is
+created or written.
 
 Exit status: 0 every cell finished (whatever its verdict: the verdicts are in the
 report), 1 a cell failed or timed out, 2 bad input (e.g. a language not over the model's
@@ -36,7 +41,14 @@ import argparse
 import sys
 
 from attncert.cli.args import integer, seconds
-from attncert.cli.common import LANGUAGE_HELP, MODEL_HELP, add_json_flag, print_json
+from attncert.cli.common import (
+    MODEL_HELP,
+    RECORDED,
+    add_json_flag,
+    check_language_name,
+    language_help,
+    print_json,
+)
 from attncert.errors import InputError
 
 DEFAULT_MODEL = "zoo:trained_hard_first_last"
@@ -68,13 +80,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "model",
         nargs="?",
-        default=DEFAULT_MODEL,
+        default=None,
         metavar="MODEL",
         help=f"{MODEL_HELP} (default {DEFAULT_MODEL})",
     )
     p.add_argument(
         "--language",
-        help=LANGUAGE_HELP + " (default parity over {0,1}, dyck1/dyck2 over brackets)",
+        help=language_help()
+        + f" (default: {RECORDED}; else dyck1/dyck2 over brackets, parity over {{0,1}}; "
+        f"with no MODEL, parity: the bundled {DEFAULT_MODEL} against PARITY)",
     )
     p.add_argument("--n", default="16,64,256,1024", help="lengths (default 16,64,256,1024)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="the report directory")
@@ -84,7 +98,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=60.0,
         help="seconds per cell (default 60), passed to each analysis and enforced",
     )
-    p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="an existing Dask scheduler, tcp://host:8786 (refused, with nothing written, "
+        "if it does not answer within 20 s)",
+    )
     p.add_argument(
         "--workers",
         type=integer(minimum=0, maximum=1024),
@@ -104,9 +123,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.no_dask and args.scheduler:
         raise InputError("--no-dask and --scheduler contradict each other", where="--no-dask")
+    language = None if args.language is None else check_language_name(args.language)
     rep = report(
         args.model,
-        language=args.language,
+        language=language,
         ns=_ns(args.n),
         out=args.output,
         dask=not args.no_dask,

@@ -35,16 +35,19 @@ import sys
 from pathlib import Path
 
 from attncert.cli.common import (
+    RECORDED,
     add_json_flag,
     add_model_argument,
+    language_help,
     load_model_arg,
+    model_language,
     print_json,
-    recipe_language,
 )
 from attncert.errors import InputError
 from attncert.verdicts import Verdict
 
 MAX_N = 1 << 14
+#: the languages the pair search takes (names of attncert.languages.NAMES)
 LANGUAGES = ("parity", "parity-odd", "dyck1", "dyck2", "majority", "first_last")
 
 
@@ -61,9 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--language",
         default=None,
         choices=LANGUAGES,
-        help="membership that the misclassified pair must differ in (default: the "
-        "language a trained model was trained on, from its meta.training.recipe; else "
-        "dyck1 / dyck2 for a bracket alphabet; else parity)",
+        metavar="L",
+        help="membership that the misclassified pair must differ in: "
+        + language_help(LANGUAGES, dfa=False)
+        + f" (default: {RECORDED}; else dyck1 / dyck2 for a bracket alphabet; else parity)",
     )
     p.add_argument(
         "--no-restriction", action="store_true", help="only B(n) and the floor (no search)"
@@ -85,10 +89,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def default_language(model) -> str:
-    """The pair's language when ``--language`` is not given: the one in a trained model's
-    recipe (``attncert train``) if the pair search knows it, else by the alphabet — dyck1
-    over ``()``, dyck2 over ``()[]`` — else parity."""
-    language = recipe_language(model)
+    """The pair's language when ``--language`` is not given: the one the model records
+    (a trained model's recipe, a compiled library formula's; refused, exit 2, when the
+    pair search does not take it — unless the model has a hard head, which the soft
+    certificate refuses first), else by the alphabet — dyck1 over ``()``, dyck2 over
+    ``()[]`` — else parity."""
+    soft = not any(h.kind.is_hard for layer in model.layers for h in layer.heads)
+    language = model_language(model, LANGUAGES if soft else None, command="soft-certify")
     if language in LANGUAGES:
         return language
     return {"()": "dyck1", "()[]": "dyck2"}.get("".join(sorted(model.alphabet)), "parity")

@@ -2,7 +2,7 @@
 
     attncert sweep certify --models random:L2-H2-d8 zoo:random-L2-H2-d16 --n 64 256 1024 \\
         --seeds 0 1 -o sweep.jsonl --plot sweep.png
-    attncert sweep prove --models "Q_1 S Q_0" library:parity --n 8 16 32 -o proofs.jsonl
+    attncert sweep prove --models "Q_1 S Q_0" library:parity-odd --n 8 16 32 -o proofs.jsonl
     attncert sweep --grid grid.yaml -o sweep.jsonl --scheduler tcp://scheduler:8786
     attncert sweep certify --models random:L1-H1-d8 --n 64 --serial      # no Dask needed
 
@@ -33,7 +33,7 @@ import argparse
 import json
 import sys
 
-from attncert.cli.common import add_json_flag, print_json
+from attncert.cli.common import add_json_flag, language_help, print_json
 from attncert.errors import InputError
 
 
@@ -66,6 +66,19 @@ def _params(items: list[str] | None) -> dict:
     return out
 
 
+def _check_languages(cells) -> None:
+    """Refuse, before any cell runs, a certify cell's ``language`` that certify does not
+    take (a name of :data:`attncert.languages.NAMES`)."""
+    from attncert.languages import NAMES
+
+    for cell in cells:
+        name = cell.param_dict.get("language") if cell.task == "certify" else None
+        if name is not None and name not in NAMES:
+            raise InputError(
+                f"language {name!r}", where="--param language", expected=language_help(dfa=False)
+            )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
@@ -80,7 +93,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n", nargs="+", metavar="N", help="lengths, e.g. 64 256 1024")
     p.add_argument("--seeds", nargs="+", metavar="S", default=["0"], help="seeds (default 0)")
     p.add_argument(
-        "--param", action="append", metavar="KEY=VALUE", help="a task parameter (repeatable)"
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a task parameter (repeatable); certify's language=L (default parity), L "
+        + language_help(dfa=False),
     )
     p.add_argument("--grid", metavar="FILE", help="a grid file (.json, .yaml) instead of the flags")
     p.add_argument(
@@ -136,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         grid=args.grid,
         timeout=args.timeout,
     )
+    _check_languages(cells)
     try:
         res = run_sweep(
             cells,

@@ -14,21 +14,22 @@ symbol. The tree is a certificate that the independent kernel
     attncert verify zoo:trained_parity --language parity --n 64 --time-limit 60 -o tree.json
     attncert verify-check tree.json
 
-Languages: parity, parity-odd, ones_star, first_last, majority, dyck1, anbn, or dfa:PATH
-(exact counts over cubes: dynamic programming over the automaton or the height).
+Languages: every name of attncert.languages (listed under --language) or dfa:PATH (exact
+counts over cubes: dynamic programming over the automaton, the height or the stack).
 
 When cubes are left open and no decided leaf is wrong, strings are sampled from them
 (uniformly and from the language's own sampler) and one the float forward pass
 misclassifies is carved into the tree as a one-string leaf, which the kernel decides in
 arb (docs/verify.md, "Witnesses where the bound stops"). Without --language, the
-language the model records (a trained model's recipe) is used.
+language the model records is used (a compiled library formula's, a trained model's
+recipe); a model that records none, or one verify does not take, is refused (exit 2).
 
 Verdicts (and exit status): CERTIFIED (0) — the model is proved correct on every string
 of length n; REFUTED (1) — it is proved wrong (a string it misclassifies, its decision
 confirmed in arb), or the kernel rejected the certificate; UNDECIDED (3) — the budget ran
 out with part of Σⁿ undecided: the bounds found so far are printed with the undecided
-measure. A model or language the verifier cannot handle (hard heads, Dyck-k for k ≥ 2, an
-alphabet mismatch) exits 2 with the reason.
+measure. A model or language the verifier cannot handle (hard heads, an alphabet
+mismatch) exits 2 with the reason.
 """
 
 from __future__ import annotations
@@ -37,13 +38,16 @@ import argparse
 from pathlib import Path
 
 from attncert.cli.common import (
-    LANGUAGE_HELP,
+    RECORDED,
     add_json_flag,
     add_model_argument,
+    check_language_name,
+    language_help,
     load_language_arg,
     load_model_arg,
+    model_language,
+    no_recorded_language,
     print_json,
-    recipe_language,
 )
 from attncert.errors import InputError
 from attncert.io import check_output_path
@@ -60,8 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_argument(p)
     p.add_argument(
         "--language",
-        help=LANGUAGE_HELP + " (default: the language the model records — a trained "
-        "model's meta.training.recipe, or meta.language)",
+        help=language_help() + f" (default: {RECORDED}; a model that records none "
+        "needs --language)",
     )
     p.add_argument("--n", type=int, required=True, help="string length")
     p.add_argument(
@@ -86,22 +90,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def recorded_language(model, where: str) -> str:
-    """The language ``model`` says it decides (its training recipe's, else
-    ``meta.language``), for a ``verify`` without ``--language``."""
-    from collections.abc import Mapping
-
-    from attncert.languages import LANGUAGE_NAMES
-
-    meta = model.meta if isinstance(model.meta, Mapping) else {}
-    for name in (recipe_language(model), meta.get("language")):
-        if isinstance(name, str) and name in LANGUAGE_NAMES and name != "dfa":
-            return name
-    raise InputError(
-        f"{where}: the model records no language attncert knows by name "
-        "(meta.training.recipe.language or meta.language)",
-        expected="--language L, L one of " + ", ".join(LANGUAGE_NAMES[:-1]) + " or dfa:PATH",
-    )
+def default_language(model, where: str) -> str:
+    """The language for a ``verify`` without ``--language``: the one ``model`` records
+    (:func:`attncert.cli.common.model_language`); InputError when it records none."""
+    name = model_language(model, command="verify")
+    if name is None:
+        raise InputError(
+            f"{where}: the model {no_recorded_language(model)} (meta.language, "
+            "meta.training.recipe.language)",
+            where="--language",
+            expected="--language L, L " + language_help(),
+        )
+    return name
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--exhaustive {args.exhaustive}", expected="a non-negative integer")
     if args.output:
         check_output_path(args.output, where="-o")
+    name = None if args.language is None else check_language_name(args.language)
     model = load_model_arg(args.model)
-    lang = load_language_arg(args.language or recorded_language(model, args.model))
+    lang = load_language_arg(name or default_language(model, args.model))
     source = (
         {"zoo": args.model[4:]}
         if args.model.startswith("zoo:")
