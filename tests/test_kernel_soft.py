@@ -156,7 +156,7 @@ def test_json_round_trip(tmp_path, outcome):
             "pair",
             "decision",
         ),
-        (lambda d: d["pair"].__setitem__("language", "anbn"), "pair", "decides membership"),
+        (lambda d: d["pair"].__setitem__("language", "anbn"), "pair", "the model over"),
         (lambda d: d.__setitem__("restriction", None), "pair", "needs a restriction"),
     ],
     ids=lambda x: x if isinstance(x, str) else "",

@@ -128,7 +128,7 @@ TAMPER = [
         "K per symbol",
         _set(("cases", 0, "per_symbol", 0, "K"), "0x1.0p+0"),
         "cases[0].per_symbol[0].K",
-        "K_tokens",
+        "not sound",
     ),
     ("factor", _set(("token_factor",), "1/2"), "token_factor", "n/(N − 1)"),
     ("cap", _set(("cap",), 1.0), "cap", "not sound"),
@@ -275,12 +275,26 @@ def test_the_floor_is_theorem_6(parity):
     assert KU.nontrivial_from(k, Fraction(0), 64) is None
 
 
-def test_a_refuted_measurement_refutes_the_verdict():
+def test_a_measured_excess_refutes_the_verdict_only_when_arb_confirms_it():
+    """A float measurement above K/n refutes nothing by itself (issue 41: REFUTED only when
+    a claim is proved false); the same pair re-decided in arb above K/n does."""
+    from types import SimpleNamespace
+
+    from attncert.soft.sensitivity import Witness
+
     class U:
         verdict = "CERTIFIED"
+        k = Fraction(1, 10**9)  # a forged, far too small K
 
+    model = zoo_model("soft_parity")
+    x = "0110"
+    wit = Witness(x, 1, "1", 0.0, 1.0, 0.0)  # z(0110) and z(1110) differ by 2/N² in arb
+    report = SimpleNamespace(profile=SimpleNamespace(results=[SimpleNamespace(n=4, witness=wit)]))
     assert _final_verdict(None, None, U(), [{"sound": True}]) == "CERTIFIED"
-    assert _final_verdict(None, None, U(), [{"sound": False}, {"sound": None}]) == "REFUTED"
+    assert _final_verdict(None, None, U(), [{"sound": False}, {"sound": None}]) == "CERTIFIED"
+    assert _final_verdict(None, model, U(), [{"sound": False, "n": 4}], report) == "REFUTED"
+    U.k = Fraction(10**9)  # a K the pair does not exceed: the float flag alone refutes nothing
+    assert _final_verdict(None, model, U(), [{"sound": False, "n": 4}], report) == "CERTIFIED"
 
 
 # ----------------------------------------------------------------------------- CLI

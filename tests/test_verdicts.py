@@ -4,6 +4,7 @@ it is non-trivial and inside the theorem; the same word in --json and in the exi
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 import json
 
 import pytest
@@ -65,17 +66,31 @@ def test_a_non_constant_model_is_certified():
     assert cert.misclassified is not None
 
 
-def test_failed_paper_invariants_are_never_under_a_bare_certified():
+def test_a_trace_invariant_is_a_note_and_the_re_derived_free_fraction_decides():
+    """The verdict is the kernel's, from checked facts only (issue 41): a paper invariant
+    that fails in the search's trace is a note saying so, never the verdict; the free
+    fraction after each layer, re-derived from the restrictions and the stated η, q, δ,
+    makes the certificate OUTSIDE-THEOREM when it falls short of the Depth Reduction
+    Lemma's bound."""
     model = random_model(1, 1, 8, seed=6)
     cert, a = _verdict(model, 16, "parity")
-    assert a.verdict is Verdict.OUTSIDE_THEOREM
-    assert any("paper invariant" in r for r in a.reasons)
-    # and the free-fraction invariant is re-derived, not read from the (untrusted) trace
+    assert any("paper invariant" in r and "not part of the verdict" in r for r in a.reasons)
+    assert a.verdict is not Verdict.OUTSIDE_THEOREM
     cert, a = _verdict(model, 64, "parity")
-    starved = dataclasses.replace(
-        cert, trace={**cert.trace, "eta": "2/5", "q": "1/2", "delta": "1/2"}
-    )
-    assert assess(starved, model, check(starved, model)).verdict is Verdict.CERTIFIED
+    rho = cert.restrictions
+    need = Fraction(rho[1].num_free, rho[0].num_free)  # the layer's kept fraction
+    assert need < 1  # the search fixed positions: a guaranteed fraction near 1 misses it
+    # parameters whose guaranteed fraction (1 − 2η)(1 − (1 + δ)q) is just above / at it
+    for eta, outside in (
+        (Fraction(1, 10**6), need < 1),
+        (Fraction(1, 2) - Fraction(1, 10**6), False),
+    ):
+        t = {**cert.trace, "eta": str(eta), "q": "1/1000000", "delta": "1/1000000"}
+        forged = dataclasses.replace(cert, trace=t)
+        got = assess(forged, model, check(forged, model))
+        assert (got.verdict is Verdict.OUTSIDE_THEOREM) is outside, got
+        if outside:
+            assert any("Depth Reduction Lemma" in r for r in got.reasons)
 
 
 def test_refuted_and_undecided():

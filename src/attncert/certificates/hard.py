@@ -58,6 +58,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,21 @@ class Certificate:
     @property
     def final_restriction(self) -> Restriction:
         return self.restrictions[-1]
+
+    @property
+    def proof_parameters(self) -> tuple[Fraction, Fraction, Fraction] | None:
+        """The Depth Reduction Lemma's stated parameters (η, q, δ): inputs of the lemma
+        that the command was given (``--eta``, ``--q``, ``--delta``), recorded in the
+        ``trace`` object for format compatibility. None when absent or outside the lemma's
+        range 0 < η < 1/2, 0 < q < 1, δ > 0, (1 + δ)q < 1 (then no quantitative invariant
+        is claimed). They are never search results."""
+        try:
+            eta, q, delta = (Fraction(str(self.trace[k])) for k in ("eta", "q", "delta"))
+        except (KeyError, ValueError, ZeroDivisionError, TypeError):
+            return None
+        if not (0 < eta < Fraction(1, 2) and 0 < q < 1 and delta > 0 and (1 + delta) * q < 1):
+            return None
+        return eta, q, delta
 
     # ----- JSON ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

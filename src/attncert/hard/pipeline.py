@@ -372,7 +372,8 @@ def certify(
         cert.trace["seconds_check"] = round(report.seconds, 3)
         if not report.accepted:
             raise CertificationFailed(
-                "the checker rejected the search's certificate: " + report.summary()
+                "the checker rejected the search's certificate: " + report.summary(),
+                kind="rejected",
             )
     return cert
 
@@ -438,6 +439,7 @@ def _search(
         f"{last.what if last else 'a comparison'} is still undecided at {PRECISIONS[-1]} bits: "
         "the certificate is refused, not guessed",
         expected="a model whose decisions are separated or structurally tied",
+        kind="undecided",
     )
 
 
@@ -448,7 +450,24 @@ def _embedded(model: Model) -> dict[str, Any]:
 
 
 class CertificationFailed(InputError):
-    """The search found no restriction, or its result did not pass the checker."""
+    """No certificate: ``kind`` is ``"not-found"`` (the search found no restriction, no
+    collapse or no output table — nothing is refuted), ``"undecided"`` (a comparison
+    stayed undecided at the precision cap) or ``"rejected"`` (the kernel rejected the
+    search's certificate)."""
+
+    def __init__(self, message: str, *, kind: str = "not-found", **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.kind = kind
+
+    def assessment(self):
+        """The verdict of a run that ended here (:mod:`attncert.kernel.verdict`)."""
+        from attncert.kernel import verdict as V
+
+        if self.kind == "rejected":
+            return V.rejected(self.message)
+        if self.kind == "undecided":
+            return V.undecided(self.message)
+        return V.not_found(self.message)
 
 
 def certify_and_check(model: Model, **kw: Any) -> tuple[Certificate, CheckReport]:

@@ -45,19 +45,29 @@ DEFAULT_CELL_TIME_LIMIT = 60.0
 
 
 def default_language(model) -> str:
-    """``parity`` over {0,1} (what ``certify`` uses), dyck1 / dyck2 over bracket alphabets,
-    else the language the model records."""
-    from collections.abc import Mapping
+    """The report's language when none is given: the one ``model`` records — a compiled
+    library formula's ``meta.language``, a trained model's recipe
+    (:func:`attncert.languages.recorded_language`) — else dyck1 / dyck2 over a bracket
+    alphabet, parity over {0,1}; InputError (naming ``--language``) when the model
+    records none and its alphabet has no default."""
+    from attncert.errors import InputError
+    from attncert.languages import recorded_language
 
+    record = recorded_language(model.meta)
+    if record is not None and record[1] is not None:
+        return record[1]
     sigma = "".join(sorted(model.alphabet))
     if sigma in ("()", "()[]"):
         return {"()": "dyck1", "()[]": "dyck2"}[sigma]
     if set(model.alphabet) <= {"0", "1"}:
         return "parity"
-    meta = model.meta if isinstance(model.meta, Mapping) else {}
-    training = meta.get("training") if isinstance(meta.get("training"), Mapping) else {}
-    recipe = training.get("recipe") if isinstance(training.get("recipe"), Mapping) else {}
-    return str(recipe.get("language") or meta.get("language") or "parity")
+    said = "" if record is None else f" (its meta says {record[0]!r})"
+    raise InputError(
+        f"model {model.name!r} records no language attncert knows by name{said} and has no "
+        f"default over its alphabet {''.join(model.alphabet)!r}",
+        where="--language",
+        expected="--language L",
+    )
 
 
 def _load(model: Any):
@@ -82,7 +92,7 @@ def _load(model: Any):
 
 
 def report(
-    model: Any = DEFAULT_MODEL,
+    model: Any = None,
     *,
     language: str | None = None,
     ns: Sequence[int] = DEFAULT_NS,
@@ -96,17 +106,21 @@ def report(
 ) -> Report:
     """Run every analysis that applies to ``model`` at each n of ``ns`` and write the
     report directory ``out`` (a new temporary directory if None); see the module
-    docstring. Bad input (a language not over the model's alphabet, a directory that is
-    not a report) is refused before any work. ``dask=False`` runs the cells in this
-    process; else on an embedded LocalCluster of ``workers`` processes or ``scheduler``.
-    A finished cell of an earlier run in ``out`` is not run again."""
+    docstring. ``language`` defaults to :func:`default_language`; with ``model`` None,
+    the demo: :data:`DEFAULT_MODEL` against ``parity``. Bad input (a language not over
+    the model's alphabet, a directory that is not a report, a ``scheduler`` that does not
+    answer) is refused before any work and before anything is written. ``dask=False``
+    runs the cells in this process; else on an embedded LocalCluster of ``workers``
+    processes or ``scheduler``. A finished cell of an earlier run in ``out`` is not run
+    again."""
     from attncert.errors import InputError
     from attncert.io import write_atomic
     from attncert.report import run as R
+    from attncert.report.directory import drop_stale, seal
 
     t0 = time.perf_counter()
-    m, spec = _load(model)
-    language = language or default_language(m)
+    m, spec = _load(DEFAULT_MODEL if model is None else model)
+    language = language or ("parity" if model is None else default_language(m))
     R.check_language(m, language)
     ns = tuple(sorted({int(n) for n in ns}))
     R.check_lengths(m, ns)
@@ -118,17 +132,26 @@ def report(
         raise InputError(f"workers = {workers}", expected="≥ 0 (0: in this process)")
     if workers == 0:
         dask = False
-    target = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="attncert-report-"))
-    R.prepare_directory(target, m, language)
-    target.mkdir(parents=True, exist_ok=True)
-    model_spec, source = R.model_reference(m, spec, target)
-    R.save_model_copy(target, m)
-    cells = R.plan(ns, language, float(cell_time_limit), seed)
-    R.write_manifest(target, m, source, language, cells, float(cell_time_limit), seed)
-    records, ran, where = R.execute(
-        target, m, model_spec, source, cells,
-        dask=dask, scheduler=scheduler, workers=workers, progress=progress,
-    )  # fmt: skip
+    target = None if out is None else Path(out)
+    if target is not None:
+        R.prepare_directory(target, m, language)
+    # an existing scheduler answers (or the run is refused) before anything is written
+    with R.scheduler_client(scheduler if dask else None) as client:
+        if target is None:
+            target = Path(tempfile.mkdtemp(prefix="attncert-report-"))
+        target.mkdir(parents=True, exist_ok=True)
+        model_spec, source = R.model_reference(m, spec, target)
+        R.save_model_copy(target, m)
+        cells = R.plan(ns, language, float(cell_time_limit), seed)
+        R.write_manifest(target, m, source, language, cells, float(cell_time_limit), seed)
+        records, ran, where = R.execute(
+            target, m, model_spec, source, cells,
+            dask=dask, scheduler=scheduler, workers=workers, progress=progress, client=client,
+        )  # fmt: skip
+    # every record — run now or resumed — re-checked by the kernel from its certificate
+    # (attncert.report.binding); files of an earlier run with other lengths removed
+    records = R.bind_records(target, m, cells, records, ns)
+    drop_stale(target, [c.name for c in cells])
     rep = build_report(
         describe_model(m), language, ns, {c.name: records[c.name] for c in cells if c.name in records},
         directory=str(target), where=where, ran=ran, seconds=time.perf_counter() - t0,
@@ -138,6 +161,7 @@ def report(
     write_atomic(target / "report.json", rep.to_json())
     write_atomic(target / "report.md", rep.to_markdown())
     write_atomic(target / "index.html", rep.to_html())
+    seal(target)  # the manifest records every file's hash (attncert check DIR compares)
     return rep
 
 

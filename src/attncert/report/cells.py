@@ -44,7 +44,6 @@ import numpy as np
 
 from attncert.errors import InputError, ParameterError, UnsupportedError
 from attncert.model.spec import Model
-from attncert.verdicts import Verdict
 
 ANALYSES = ("harden", "certify", "verify", "sensitivity", "uniform", "soft-certify")
 #: the analyses that run once per report, not once per n (their cell has n = least n)
@@ -178,6 +177,7 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess, dependence_text
     from attncert.kernel.hard.checker import check
+    from attncert.kernel.verdict import not_found
     from attncert.model import harden
 
     soft, hard, src = None, model, dict(source)
@@ -195,10 +195,11 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
             seed=spec.seed,
         )
     except SolverTimeout as err:
-        return Verdict.UNDECIDED.value, {"no_certificate": f"solver time-out: {err}"}, None
+        a = not_found(f"solver time-out: {err}")
+        return a.verdict.value, {"no_certificate": a.reasons[0]}, None
     except CertificationFailed as err:
-        v = Verdict.UNDECIDED if "undecided" in err.message else Verdict.REFUTED
-        return v.value, {"no_certificate": err.message}, None
+        a = err.assessment()  # a search that found nothing is UNDECIDED, never REFUTED
+        return a.verdict.value, {"no_certificate": a.reasons[0]}, None
     report = check(cert, hard)
     cert.trace["seconds_check"] = round(report.seconds, 3)
     assessment = assess(cert, hard, report)
@@ -282,7 +283,7 @@ def _verify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str 
 
 def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str | None]:
     from attncert.soft.certified.certify import lemma5_failures
-    from attncert.soft.certified.table import certified_rows
+    from attncert.soft.certified.table import certified_rows, row_assessment
     from attncert.soft.parity_rate import accepted_parity
     from attncert.soft.report import sensitivity_report
 
@@ -294,8 +295,10 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
         time_budget=max(0.5, SENSITIVITY_SHARE * spec.time_limit),
     )
     row = rep.rows()[0]
+    wit = rep.profile.results[0].witness
     data: dict[str, Any] = {
         "measured": float(row["logit_change"]),
+        "witness": {"strings": [wit.x, wit.x_prime], "position": wit.position},
         "method": row["method"],
         "lemma5_log10": row["bound_log10"],
         "lemma5_not_applicable": rep.not_applicable,
@@ -325,16 +328,7 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
             "undecided": d["undecided"],
         }
     )
-    if (r.check is not None and not r.check.accepted) or not r.sound:
-        verdict = Verdict.REFUTED
-    elif r.certified is None:
-        verdict = Verdict.UNDECIDED
-    elif data["outside"]:
-        verdict = Verdict.OUTSIDE_THEOREM
-    elif r.certified.source == "range cap":
-        verdict = Verdict.CERTIFIED_TRIVIAL
-    else:
-        verdict = Verdict.CERTIFIED
+    verdict = row_assessment(r, model, wit).verdict  # the kernel's (attncert.kernel.verdict)
     cert = None if r.certificate is None else r.certificate.to_json()
     return verdict.value, data, cert
 

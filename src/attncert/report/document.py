@@ -50,12 +50,14 @@ class Section:
     notes: tuple[str, ...] = ()
     plot: str | None = None  # name of a plot in Report.plots
     certificates: tuple[str, ...] = ()  # paths relative to the report directory
+    rule: str = ""  # how the verdict follows from the rows (shown next to the badge)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.key,
             "title": self.title,
             "verdict": self.verdict,
+            "rule": self.rule,
             "summary": self.summary,
             "theorem": self.theorem,
             "limits": self.limits,
@@ -285,21 +287,36 @@ def _common(key, title, theorem, limits, got, missing_ns=()) -> dict[str, Any] |
                 key, title, NOT_APPLICABLE, "Does not apply to this model: " + "; ".join(reasons),
                 theorem, limits, notes=tuple(notes),
             )  # fmt: skip
-        verdict = "FAILED" if got else "MISSING"
+        verdict, rule = section_verdict(())
         return Section(
-            key, title, verdict, "No cell of this analysis finished (reasons below).",
-            theorem, limits, notes=tuple(notes),
+            key, title, verdict, "No cell of this analysis finished (reasons below): nothing "
+            "was checked.", theorem, limits, notes=tuple(notes), rule=rule,
         )  # fmt: skip
     na_notes = [
         f"n = {n}: not applicable — {rec.get('reason')}"
         for n, rec in got
         if rec.get("status") == "not-applicable"
     ]
-    return {
-        "verdict": worst(rec.get("verdict") for rec in ok) or "MEASURED",
-        "notes": notes + na_notes,
-        "certificates": certs,
-    }
+    if all(rec.get("verdict") == "MEASURED" for rec in ok):
+        verdict, rule = "MEASURED", "measured, not proved: no verdict"
+    else:
+        verdict, rule = section_verdict(rec.get("verdict") for rec in ok)
+    return {"verdict": verdict, "rule": rule, "notes": notes + na_notes, "certificates": certs}
+
+
+def section_verdict(words) -> tuple[str, str]:
+    """The section's verdict from its rows' verdict words, by the kernel's stated rule
+    (:func:`attncert.kernel.verdict.section`), and the rule in words."""
+    from attncert.kernel.verdict import section
+
+    rows = []
+    for w in words:
+        try:
+            rows.append(Verdict(w))
+        except ValueError:  # MEASURED, NOT APPLICABLE: not counted
+            continue
+    v, rule = section(rows)
+    return v.value, rule
 
 
 def _cert_link(rec: Mapping) -> str:
@@ -342,6 +359,7 @@ def _harden_section(cells, ns) -> Section:
     return Section(
         "harden", title, "MEASURED", summary[0].upper() + summary[1:], theorem, limits,
         ("n", "strings", "same decision", "agreement"), tuple(rows), tuple(base["notes"]),
+        rule=base["rule"],
     )  # fmt: skip
 
 
@@ -425,7 +443,7 @@ def _certify_section(cells, ns, language) -> Section:
         "certify", title, verdict, summary, theorem, limits,
         ("n", "verdict", "fixed (restriction size)", "free", "decision depends on",
          "misclassified string", "soft model on it", "certificate"),
-        tuple(rows), tuple(notes), None, base["certificates"],
+        tuple(rows), tuple(notes), None, base["certificates"], base["rule"],
     )  # fmt: skip
 
 
@@ -477,7 +495,7 @@ def _verify_section(cells, ns, language) -> Section:
     return Section(
         "verify", title, verdict, summary, theorem, limits,
         ("n", "verdict", "certified accuracy", "undecided measure", "sampled accuracy", "certificate"),
-        tuple(rows), tuple(base["notes"]), "accuracy", base["certificates"],
+        tuple(rows), tuple(base["notes"]), "accuracy", base["certificates"], base["rule"],
     )  # fmt: skip
 
 
@@ -551,27 +569,34 @@ def _lemma5_section(cells, ns) -> Section:
             notes.append(f"Lemma 5's published constant for these weights: {pub['value']}")
     elif uni is not None:
         notes.append(f"uniform: {_verdict_of(uni)} — {uni.get('reason')}")
+    if uni is not None:  # the all-length bound is a row of its own: the badge follows the rows
+        rows.append(
+            (
+                f"every n ≥ {udata.get('n0')}" if udata.get("n0") else "every n (uniform)",
+                _verdict_of(uni),
+                "—",
+                "—",
+                "—" if not udata.get("K") else f"K/n, K = {udata.get('K')}",
+                "—",
+                "—",
+            )
+        )
     cap_only = bool(caps) and all(caps) and all(r.get("cap_only", True) for r in urows.values())
     if outside:
-        status = "OUTSIDE-THEOREM: " + "; ".join(sorted(outside))
-        verdict = Verdict.OUTSIDE_THEOREM.value
+        status = "outside Lemma 5's hypotheses: " + "; ".join(sorted(outside))
     elif cap_only:
         status = (
             "only the trivial cap: at every n the certified B(n) is the logit's range, and "
             "K/n exceeds it — no bound on one symbol's effect is certified at these lengths"
         )
-        verdict = Verdict.CERTIFIED_TRIVIAL.value
     else:
         status = "applies: B(n) is certified below the logit's range at some n"
-        verdict = base["verdict"]
-    if verdict != base["verdict"] and ORDER.index(base["verdict"]) < ORDER.index(verdict):
-        verdict = base["verdict"]
     notes.insert(0, f"Theorem's status: {status}.")
     return Section(
-        "lemma5", title, verdict, f"Theorem's status: {status}.", theorem, limits,
+        "lemma5", title, base["verdict"], f"Theorem's status: {status}.", theorem, limits,
         ("n", "verdict", "measured largest change", "certified B(n)", "uniform K/n",
          "cross-entropy floor (nats)", "measured cross-entropy"),
-        tuple(rows), tuple(notes), "lemma5", base["certificates"],
+        tuple(rows), tuple(notes), "lemma5", base["certificates"], base["rule"],
     )  # fmt: skip
 
 
@@ -619,7 +644,7 @@ def _soft_section(cells, ns, language) -> Section:
     return Section(
         "soft", title, base["verdict"], summary, theorem, limits,
         ("n", "verdict", "free positions", "decision on every completion", "pair", "certificate"),
-        tuple(rows), tuple(notes), None, base["certificates"],
+        tuple(rows), tuple(notes), None, base["certificates"], base["rule"],
     )  # fmt: skip
 
 

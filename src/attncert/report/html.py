@@ -23,7 +23,8 @@ th { background: #f3f3f3; }
 .v-CERTIFIED { background: #d8f3dc; } .v-CERTIFIED-TRIVIAL { background: #fff3bf; }
 .v-OUTSIDE-THEOREM { background: #ffe8cc; } .v-REFUTED { background: #ffd6d6; }
 .v-UNDECIDED { background: #e7e7e7; } .v-MEASURED, .v-INFO { background: #dbe9ff; }
-.v-NOT-APPLICABLE, .v-FAILED, .v-MISSING { background: #eeeeee; }
+.v-NOT-APPLICABLE, .v-FAILED, .v-MISSING, .v-TIMEOUT, .v-LOST { background: #eeeeee; }
+dd.rule { font-size: 0.88em; color: #444; }
 dl { margin: 0.4em 0; } dt { font-weight: 600; float: left; width: 7em; }
 dd { margin-left: 7.5em; margin-bottom: 0.3em; }
 ul.notes { font-size: 0.9em; color: #333; }
@@ -48,7 +49,8 @@ def _section(s: Section, plots) -> str:
     out.append(
         "<dl>"
         f"<dt>Verdict</dt><dd>{_verdict(s.verdict)} {escape(s.summary)}</dd>"
-        f"<dt>Theorem</dt><dd>{escape(s.theorem)}</dd>"
+        + (f'<dt>Rule</dt><dd class="rule">{escape(s.rule)}</dd>' if s.rule else "")
+        + f"<dt>Theorem</dt><dd>{escape(s.theorem)}</dd>"
         f"<dt>Limits</dt><dd>{escape(s.limits)}</dd>"
         "</dl>"
     )

@@ -32,6 +32,7 @@ def render_markdown(report: Report) -> str:
             f"## {s.title}",
             "",
             f"- **Verdict**: `{s.verdict}` — {s.summary}",
+            *([f"- **Rule**: {s.rule}"] if s.rule else []),
             f"- **Theorem**: {s.theorem}",
             f"- **Limits**: {s.limits}",
             "",

@@ -21,9 +21,9 @@ or no pair, that is CERTIFIED-TRIVIAL; OUTSIDE-THEOREM when a hypothesis of Lemm
 for the model. A verify tree the kernel accepts is CERTIFIED (its accuracy interval,
 whatever it is, is re-derived; the reason says what it is).
 
-:func:`check_report` re-checks a report directory (``attncert report -o DIR``): every
-certificate file, each named with its verdict, and every cell the manifest lists; a
-cell not finished makes the directory INCOMPLETE. The exit status is the worst verdict.
+:func:`check_report` (:mod:`attncert.report.directory`) checks a report directory
+(``attncert report -o DIR``) against its certificates: hashes, stale files, every cell's
+verdict and certified numbers re-derived by the kernel, the pages rebuilt and compared.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attncert.errors import AttncertError, InputError, SpecError
+from attncert.errors import InputError, SpecError
 from attncert.io import read_json
+from attncert.kernel.verdict import rejected
 from attncert.model.spec import Model
 from attncert.verdicts import EXIT_BAD_INPUT, Verdict
 
@@ -85,8 +86,10 @@ class FileCheck:
 
 
 def worst(verdicts) -> str:
+    """The worst of ``verdicts`` (words of :data:`ORDER`); none at all is UNDECIDED —
+    nothing checked is never CERTIFIED (:func:`attncert.kernel.verdict.combine`)."""
     found = [v for v in verdicts if v in ORDER]
-    return min(found, key=ORDER.index) if found else Verdict.CERTIFIED.value
+    return min(found, key=ORDER.index) if found else Verdict.UNDECIDED.value
 
 
 def kind_of(data: Any, source: str) -> str:
@@ -131,18 +134,20 @@ def check_certificate(path: str | os.PathLike[str], model: Model | None = None) 
 def _hard(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
-    from attncert.hard.verdict import assess
     from attncert.kernel.hard.checker import check
+    from attncert.kernel.verdict import hard_certificate
 
     cert = load_certificate(path)
     model = model if model is not None else resolve_model(cert, path)
     report = check(cert, model)
-    a = assess(cert, model, report)
+    a = hard_certificate(cert, model, report)
     if report.accepted:
         free = cert.final_restriction.num_free
         reason = f"re-derived by kernel.hard: {free}/{cert.n} free positions, n = {cert.n}"
+        if a.reasons:
+            reason += "; " + "; ".join(a.reasons)
     else:
-        reason = "; ".join(str(f) for f in report.failures) or report.summary()
+        reason = "; ".join(a.reasons) or report.summary()
     return FileCheck(str(path), "hard", a.verdict.value, reason)
 
 
@@ -158,49 +163,39 @@ def _hash_matches(model: Model, data: dict, path: Path) -> str | None:
 
 def _soft(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.kernel.soft.checker import check
+    from attncert.kernel.verdict import soft
     from attncert.soft.certified.certificate import load_certificate
-    from attncert.soft.certified.certify import lemma5_failures
 
     data = load_certificate(path)
     if model is None:
         model = load_source_model(data["model"].get("source"), path, f"{path}: model.source")
     bad = _hash_matches(model, data, path)
     if bad:
-        return FileCheck(str(path), "soft", Verdict.REFUTED.value, bad)
+        return FileCheck(str(path), "soft", rejected(bad).verdict.value, bad)
     report = check(data, model)
+    a = soft(
+        report,
+        model,
+        widths=report.widths if report.accepted else (),
+        restriction=data.get("restriction") is not None,
+        free=report.free,
+        pair=report.pair,
+    )
     if not report.accepted:
-        reason = "; ".join(f"{f.claim}: {f.reason}" for f in report.failures) or report.summary()
-        return FileCheck(str(path), "soft", Verdict.REFUTED.value, reason)
-    rest, pair = data.get("restriction"), data.get("pair")
-    claims = data.get("sensitivity") or []
-    cap = bool(claims) and all(
-        s["propagated"] >= s["z_range"][1] - s["z_range"][0]
-        for c in claims
-        for s in c.get("per_symbol", [])
-    )
+        return FileCheck(str(path), "soft", a.verdict.value, "; ".join(a.reasons))
     n = data.get("n")
-    if rest is not None and (not str(rest.get("rho", "")).count("*") or pair is None):
-        verdict, why = Verdict.CERTIFIED_TRIVIAL, "restriction without a free position or a pair"
-    elif lemma5_failures(model):
-        verdict, why = Verdict.OUTSIDE_THEOREM, "; ".join(lemma5_failures(model))
-    elif rest is None and cap:
-        verdict, why = Verdict.CERTIFIED_TRIVIAL, "B(n) is only the logit's range (a cap)"
-    else:
-        verdict, why = Verdict.CERTIFIED, "B(n)" + (", restriction and pair" if rest else "")
-    bound = claims[0]["bound"] if claims else None
-    return FileCheck(
-        str(path),
-        "soft",
-        verdict.value,
-        f"re-derived by kernel.soft at n = {n}: B(n) = {bound:.6g}; {why}"
-        if bound is not None
-        else f"re-derived by kernel.soft at n = {n}; {why}",
-    )
+    b = max((min(w, c) for w, c in report.widths), default=None)
+    head = f"re-derived by kernel.soft at n = {n}" + ("" if b is None else f": B(n) = {b:.6g}")
+    why = "; ".join(a.reasons) or "B(n)" + (", restriction and pair" if report.pair else "")
+    return FileCheck(str(path), "soft", a.verdict.value, f"{head}; {why}")
 
 
 def _uniform(path: Path, data: dict, model: Model | None) -> FileCheck:
+    from fractions import Fraction
+
     from attncert.io import check_header
     from attncert.kernel.uniform import checker as soft_uniform
+    from attncert.kernel.verdict import uniform
 
     check_header(data, str(path), soft_uniform.FORMAT, soft_uniform.VERSION)
     if not isinstance(data.get("model"), dict):
@@ -209,16 +204,18 @@ def _uniform(path: Path, data: dict, model: Model | None) -> FileCheck:
         model = load_source_model(data["model"].get("source"), path, f"{path}: model.source")
     bad = _hash_matches(model, data, path)
     if bad:
-        return FileCheck(str(path), "uniform", Verdict.REFUTED.value, bad)
+        return FileCheck(str(path), "uniform", rejected(bad).verdict.value, bad)
     report = soft_uniform.check(data, model)
+    cap = Fraction(data["cap"]) if report.accepted else None
+    a = uniform(report, model, cap=cap)
     if not report.accepted:
-        reason = "; ".join(str(f) for f in report.failures) or report.summary()
-        return FileCheck(str(path), "uniform", Verdict.REFUTED.value, reason)
+        return FileCheck(str(path), "uniform", a.verdict.value, "; ".join(a.reasons))
     return FileCheck(
         str(path),
         "uniform",
-        Verdict.CERTIFIED.value,
-        f"re-derived by kernel.uniform.checker: B(n) ≤ K/n for every n ≥ {data.get('n0')}",
+        a.verdict.value,
+        f"re-derived by kernel.uniform.checker: B(n) ≤ K/n for every n ≥ {data.get('n0')}"
+        + "".join(f"; {r}" for r in a.reasons),
     )
 
 
@@ -227,6 +224,7 @@ def _verify(path: Path, data: dict, model: Model | None) -> FileCheck:
 
     from attncert.certificates.locate import resolve_source
     from attncert.certificates.verify import load_certificate
+    from attncert.kernel.verdict import verify
     from attncert.kernel.verify.checker import check
     from attncert.soft.verify.outcome import sci, sci_up
 
@@ -234,9 +232,9 @@ def _verify(path: Path, data: dict, model: Model | None) -> FileCheck:
     if model is None:
         model = resolve_source(cert.model_source, path, f"{path}: model.source")
     report = check(cert, model)
+    a = verify(report)  # CERTIFIED only when proved correct on every string
     if not report.accepted:
-        reason = "; ".join(str(f) for f in report.failures) or report.summary()
-        return FileCheck(str(path), "verify", Verdict.REFUTED.value, reason)
+        return FileCheck(str(path), "verify", a.verdict.value, "; ".join(a.reasons))
     total = report.total or 1
     lo, hi = Fraction(report.right, total), Fraction(report.right + report.undecided, total)
     what = (
@@ -249,7 +247,7 @@ def _verify(path: Path, data: dict, model: Model | None) -> FileCheck:
     return FileCheck(
         str(path),
         "verify",
-        Verdict.CERTIFIED.value,
+        a.verdict.value,
         f"re-derived by kernel.verify at n = {cert.n}: certified accuracy ∈ [{sci(lo)}, "
         f"{sci_up(hi)}] ({what})",
     )
@@ -259,6 +257,7 @@ def _all_lengths(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.certificates.all_lengths import load_certificate
     from attncert.certificates.locate import resolve_source
     from attncert.kernel.all_lengths.checker import check
+    from attncert.kernel.verdict import all_lengths
     from attncert.prove.all_lengths import recheck_bounded
 
     cert = load_certificate(path)
@@ -266,16 +265,13 @@ def _all_lengths(path: Path, data: dict, model: Model | None) -> FileCheck:
         model = resolve_source(cert.model_source, path, "model.source")
     report = check(cert, model)
     bounded = recheck_bounded(cert, model) if report.accepted else None
-    if report.accepted and bounded is not None and bounded.verdict == "proved":
+    a = all_lengths(report, None if bounded is None else bounded.verdict)
+    if a.verdict is Verdict.CERTIFIED:
         return FileCheck(
-            str(path), "all-lengths", Verdict.CERTIFIED.value,
+            str(path), "all-lengths", a.verdict.value,
             f"{cert.formula_text} for all n ≥ 1 (kernel for n ≥ {cert.n0}, z3 below)",
         )  # fmt: skip
-    verdict = Verdict.UNDECIDED if report.undecided else Verdict.REFUTED
-    reason = "; ".join(f.line() for f in report.failures) or (
-        f"bounded part: {None if bounded is None else bounded.verdict}"
-    )
-    return FileCheck(str(path), "all-lengths", verdict.value, reason)
+    return FileCheck(str(path), "all-lengths", a.verdict.value, "; ".join(a.reasons))
 
 
 _CHECKS = {
@@ -287,103 +283,9 @@ _CHECKS = {
 }
 
 
-# ----- a report directory ---------------------------------------------------------------------
+# ----- a report directory: attncert.report.directory (sealed, bound to its certificates) --
 
-
-@dataclass(frozen=True)
-class ReportCheck:
-    """Every certificate of a report directory re-checked, and the cells not finished."""
-
-    directory: str
-    files: tuple[FileCheck, ...]
-    missing: tuple[str, ...]  # cells of the manifest without a finished result
-    failed: tuple[str, ...]  # cells that failed or timed out (reported in their sections)
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    @property
-    def verdict(self) -> str:
-        found = [f.verdict for f in self.files]
-        if self.missing:
-            found.append(INCOMPLETE)
-        return worst(found)
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT[self.verdict]
-
-    def lines(self) -> list[str]:
-        out = [f.line() for f in self.files]
-        for name in self.missing:
-            out.append(f"{INCOMPLETE:<17} cells/{name}.json: not finished (run the report again)")
-        for name in self.failed:
-            out.append(f"{'(cell failed)':<17} cells/{name}.json: reported in its section")
-        head = f"report {self.directory}: {len(self.files)} certificate(s) re-checked" + (
-            f"; INCOMPLETE: {len(self.missing)} cell(s) not finished" if self.missing else ""
-        )
-        return [head, *out, f"verdict: {self.verdict}"]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "directory": self.directory,
-            "verdict": self.verdict,
-            "complete": self.complete,
-            "files": [f.to_dict() for f in self.files],
-            "missing": list(self.missing),
-            "failed": list(self.failed),
-        }
-
-
-def is_report(path: str | os.PathLike[str]) -> bool:
-    from attncert.report.run import MANIFEST
-
-    return Path(path).is_dir() and (Path(path) / MANIFEST).is_file()
-
-
-def check_report(directory: str | os.PathLike[str]) -> ReportCheck:
-    """Re-check every certificate of a report directory (module docstring). A certificate
-    that cannot be read is REFUTED with the reason (never a crash of the check)."""
-    from attncert.report.run import MANIFEST
-
-    root = Path(directory)
-    manifest = read_json(root / MANIFEST)
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("cells"), list):
-        raise SpecError("not a report manifest", where=str(root / MANIFEST))
-    missing, failed, certs = [], [], []
-    for name in manifest["cells"]:
-        p = root / "cells" / f"{name}.json"
-        try:
-            rec = read_json(p) if p.is_file() else None
-        except AttncertError:
-            rec = None
-        if not isinstance(rec, dict):
-            missing.append(str(name))
-            continue
-        if rec.get("status") not in ("ok", "not-applicable"):
-            failed.append(str(name))
-        if rec.get("certificate"):
-            certs.append(str(rec["certificate"]))
-    on_disk = (
-        sorted(str(p.relative_to(root)) for p in (root / "certs").glob("*.json"))
-        if (root / "certs").is_dir()
-        else []
-    )
-    files = []
-    for rel in sorted(set(certs) | set(on_disk)):
-        p = root / rel
-        if not p.is_file():
-            files.append(FileCheck(rel, "?", Verdict.REFUTED.value, "certificate file missing"))
-            continue
-        try:
-            fc = check_certificate(p)
-        except (AttncertError, KeyError, TypeError, ValueError) as err:
-            files.append(FileCheck(rel, "?", Verdict.REFUTED.value, f"unreadable: {err}"))
-            continue
-        files.append(FileCheck(rel, fc.kind, fc.verdict, fc.reason))
-    return ReportCheck(str(root), tuple(files), tuple(missing), tuple(failed))
-
+from attncert.report.directory import ReportCheck, check_report, is_report  # noqa: E402
 
 __all__ = [
     "EXIT_BAD_INPUT",

@@ -27,7 +27,9 @@ Where the cells run:
   runs in a child process of its worker, killed at the time limit plus
   :data:`STARTUP_GRACE` seconds for the child's imports; a worker that dies is reported
   as a lost cell. On an existing cluster the workers must see the report directory's
-  ``model.json`` at the same path (a zoo model needs nothing).
+  ``model.json`` at the same path (a zoo model needs nothing). The scheduler must answer
+  within :data:`CONNECT_TIMEOUT` seconds, before anything is written
+  (:func:`scheduler_client`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ MANIFEST_FORMAT, MANIFEST_VERSION = "attncert-report", 1
 STARTUP_GRACE = 15.0  # seconds for a cell's child process to import attncert (Dask runs)
 DONE = ("ok", "not-applicable")
 MAX_N = 4096
+CONNECT_TIMEOUT = 20.0  # seconds for an existing Dask scheduler to answer (--scheduler)
 
 
 def plan(ns: Sequence[int], language: str, time_limit: float, seed: int) -> tuple[CellSpec, ...]:
@@ -177,8 +180,10 @@ def execute(
     scheduler: str | None = None,
     workers: int | None = None,
     progress: bool = False,
+    client: Any = None,
 ) -> tuple[dict[str, dict], int, str]:
-    """Run every unfinished cell; return ``(records by cell name, cells run now, where)``."""
+    """Run every unfinished cell; return ``(records by cell name, cells run now, where)``.
+    ``client``: a connected client of ``scheduler`` (:func:`scheduler_client`) to use."""
     records: dict[str, dict] = {}
     todo = []
     for spec in cells:
@@ -204,14 +209,43 @@ def execute(
                 records[spec.name] = store(out, spec, outcome)
                 _tick(bar, records[spec.name])
         else:
-            where = _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers)
+            where = _run_dask(
+                out, model_spec, source, todo, records, bar, scheduler, workers, client
+            )
     finally:
         if bar is not None:
             bar.close()
     return records, len(todo), where
 
 
-def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers) -> str:
+@contextmanager
+def scheduler_client(address: str | None) -> Iterator[Any]:
+    """A client of the existing Dask scheduler at ``address`` (None without one), closed on
+    exit. Connected before a report writes anything: one that does not answer within
+    :data:`CONNECT_TIMEOUT` seconds is refused with an InputError naming ``--scheduler``
+    (exit 2), leaving the report directory as it was."""
+    if address is None:
+        yield None
+        return
+    from attncert.parallel import require_dask
+
+    distributed = require_dask()
+    try:
+        client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT}s")
+    except (OSError, TimeoutError, ValueError, TypeError) as err:
+        raise InputError(
+            f"no Dask scheduler answered at {address!r} ({err}); nothing was written",
+            where="--scheduler",
+            expected="the address of a running Dask scheduler, e.g. tcp://host:8786 (or "
+            "--workers K for an embedded cluster, --no-dask for this process)",
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers, client=None) -> str:
     from distributed import KilledWorker, as_completed
 
     from attncert.parallel import dask_client
@@ -219,7 +253,8 @@ def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers) -
     from attncert.sweep.worker import dask_cell
 
     nonce = uuid.uuid4().hex[:8]
-    with dask_client(scheduler, workers) as (client, where):
+    given = nullcontext((client, scheduler)) if client is not None else None
+    with given or dask_client(scheduler, workers) as (client, where):
         futures = {}
         for spec in sorted(todo, key=lambda s: -s.n):  # longest first
             cell = Cell(
@@ -280,6 +315,35 @@ def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers) -
             records[spec.name] = store(out, spec, outcome)
             _tick(bar, records[spec.name])
     return where
+
+
+def bind_records(
+    out: Path, model: Model, cells: Sequence[CellSpec], records: dict[str, dict], ns
+) -> dict[str, dict]:
+    """Every record bound to its certificate (:func:`attncert.report.binding.bind`: the
+    verdict and certified numbers re-derived by the kernel), each cell file rewritten with
+    the bound record. A record that cannot be bound (its certificate missing or about
+    another model) becomes a failed cell with the reason."""
+    from attncert.report.binding import Unbound, bind
+
+    bound = {}
+    for spec in cells:
+        rec = records.get(spec.name)
+        if rec is None:
+            continue
+        try:
+            b = bind(spec.analysis, rec, model, out, spec.n, tuple(ns))
+        except Unbound as err:
+            b = {
+                **rec,
+                "status": "failed",
+                "verdict": None,
+                "reason": f"not bound to its certificate: {err.message}",
+            }
+        if b != rec:
+            write_json(out / "cells" / f"{spec.name}.json", b)
+        bound[spec.name] = b
+    return bound
 
 
 @contextmanager

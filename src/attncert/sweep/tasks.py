@@ -166,6 +166,7 @@ def certify_task(cell: Cell) -> dict[str, Any]:
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess
     from attncert.kernel.hard.checker import check
+    from attncert.kernel.verdict import not_found
     from attncert.model import harden
 
     o = TASKS["certify"].options(cell)
@@ -185,10 +186,11 @@ def certify_task(cell: Cell) -> dict[str, Any]:
             seed=cell.seed,
         )
     except SolverTimeout as err:
-        return {"verdict": "UNDECIDED", "reason": str(err), "model_name": model.name}
+        a = not_found(f"solver time-out: {err}")
+        return {"verdict": a.verdict.value, "reason": a.reasons[0], "model_name": model.name}
     except CertificationFailed as err:
-        verdict = "UNDECIDED" if "undecided" in err.message else "REFUTED"
-        return {"verdict": verdict, "reason": err.message, "model_name": model.name}
+        a = err.assessment()  # a search that found nothing is UNDECIDED, never REFUTED
+        return {"verdict": a.verdict.value, "reason": a.reasons[0], "model_name": model.name}
     report = check(cert, model)
     cert.trace["seconds_check"] = round(report.seconds, 3)
     assessment = assess(cert, model, report)

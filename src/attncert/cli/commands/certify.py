@@ -2,6 +2,7 @@
 certificate (Hahn 2020, Theorem 1 and Corollary 2 on one model and one length).
 
     attncert certify                                  # trained_hard_first_last, PARITY, n = 256
+    attncert certify zoo:trained_dyck1 --n 64         # the language it records: dyck1
     attncert certify zoo:anbn --language anbn --n 64
     attncert certify model.json --language dyck1 --n 1024 --method maxsat -o cert.json
     attncert certify --n 4096 --json
@@ -27,7 +28,16 @@ from fractions import Fraction
 
 from attncert import limits
 from attncert.cli.args import integer, rational, seconds
-from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
+from attncert.cli.common import (
+    MODEL_HELP,
+    RECORDED,
+    add_json_flag,
+    check_language_name,
+    language_help,
+    load_model_arg,
+    model_language,
+    print_json,
+)
 from attncert.errors import InputError, SolverTimeout
 
 DEFAULT_MODEL = "zoo:trained_hard_first_last"
@@ -44,14 +54,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "model",
         nargs="?",
-        default=DEFAULT_MODEL,
+        default=None,
         metavar="MODEL",
         help=f"{MODEL_HELP} (default {DEFAULT_MODEL})",
     )
     p.add_argument(
         "--language",
-        default="parity",
-        help="parity, parity-odd, dyck1, dyck2, ones_star, anbn (default parity)",
+        default=None,
+        help=language_help(dfa=False) + f" (default: {RECORDED}, else parity; with no "
+        f"MODEL, parity: the bundled {DEFAULT_MODEL} against PARITY, Theorem 1's language)",
     )
     p.add_argument(
         "--n",
@@ -113,14 +124,19 @@ def run(args: argparse.Namespace) -> int:
     from attncert.hard.verdict import assess
     from attncert.io import check_output_path
     from attncert.kernel.hard.checker import check
+    from attncert.kernel.verdict import not_found
     from attncert.model import harden
-    from attncert.verdicts import Verdict
 
     if args.output:
         check_output_path(args.output, "-o")
-    model = load_model_arg(args.model)
+    language = None if args.language is None else check_language_name(args.language, dfa=False)
+    spec = args.model or DEFAULT_MODEL
+    model = load_model_arg(spec)
+    if language is None:  # the model's own language; the bundled demo is against PARITY
+        recorded = None if args.model is None else model_language(model, command="certify")
+        language = recorded or "parity"
     limits.check_certify_size(model.n_tokens(args.n))
-    source = model_source(args.model, args.output)
+    source = model_source(spec, args.output)
     soft = None
     if not model.is_hard:
         if args.no_harden:
@@ -150,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             verify=False,
             model_source=source,
             n=args.n,
-            language=args.language,
+            language=language,
             method=args.method,
             k=args.k,
             eta=args.eta,
@@ -162,12 +178,13 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
         )
     except SolverTimeout as err:
-        _no_certificate(args, Verdict.UNDECIDED, f"solver time-out: {err}")
-        return Verdict.UNDECIDED.exit_code
+        a = not_found(f"solver time-out: {err}")
+        _no_certificate(args, a.verdict, a.reasons[0])
+        return a.verdict.exit_code
     except CertificationFailed as err:
-        verdict = Verdict.UNDECIDED if "undecided" in err.message else Verdict.REFUTED
-        _no_certificate(args, verdict, f"no certificate: {err.message}")
-        return verdict.exit_code
+        a = err.assessment()  # a search that found nothing is UNDECIDED, never REFUTED
+        _no_certificate(args, a.verdict, a.reasons[0])
+        return a.verdict.exit_code
     finally:
         bar.close()
     report = check(cert, model)
@@ -187,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
 
             pair = confirm_on_soft(soft, cert)
             if pair is not None:
-                summary["soft_pair"] = {**pair.to_dict(), "text": pair.sentence(args.language)}
+                summary["soft_pair"] = {**pair.to_dict(), "text": pair.sentence(language)}
     if args.json:
         print_json(
             {"verdict": assessment.verdict.value, "certificate": cert.to_dict(), "summary": summary}

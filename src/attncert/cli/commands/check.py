@@ -136,8 +136,10 @@ def _check_other(path: Path, model_arg: str | None, as_json: bool) -> int:
 
 
 def _check_report(path: Path, as_json: bool) -> int:
-    """Every certificate of a report directory re-verified and named with its verdict."""
-    from attncert.report.recheck import check_report
+    """A report directory checked against its certificates (:mod:`attncert.report.directory`):
+    each cell's verdict re-derived by the kernel, every edited, missing or stale file
+    named; never CERTIFIED when nothing was checked."""
+    from attncert.report.directory import check_report
 
     rc = check_report(path)
     if as_json:
@@ -162,6 +164,9 @@ def _check_tree(path: Path, as_json: bool) -> int:
         print_json(report.as_dict())
     else:
         print(render(report))
+    if not report.results and not report.problems:  # nothing checked is never a pass
+        print(f"attncert check: {path}: no proof artifact found: nothing was checked", file=sys.stderr)
+        return 3
     return 0 if report.ok else 1
 
 
@@ -170,6 +175,7 @@ def _check_all_lengths(path: Path, model_arg: str | None, as_json: bool) -> int:
     from attncert.certificates.all_lengths import load_certificate
     from attncert.certificates.locate import resolve_source
     from attncert.kernel.all_lengths.checker import check
+    from attncert.kernel.verdict import all_lengths
     from attncert.prove.all_lengths import recheck_bounded
     from attncert.verdicts import Verdict
 
@@ -180,13 +186,11 @@ def _check_all_lengths(path: Path, model_arg: str | None, as_json: bool) -> int:
         model = resolve_source(cert.model_source, path, "model.source")
     report = check(cert, model)
     bounded = recheck_bounded(cert, model) if report.accepted else None
-    ok = report.accepted and bounded is not None and bounded.verdict == "proved"
-    if ok:
-        verdict, statement = Verdict.CERTIFIED, "for all n ≥ 1"
-    elif report.undecided:
-        verdict, statement = Verdict.UNDECIDED, "not proved (a comparison stayed undecided)"
-    else:
-        verdict, statement = Verdict.REFUTED, "not proved"
+    verdict = all_lengths(report, None if bounded is None else bounded.verdict).verdict
+    statement = {
+        Verdict.CERTIFIED: "for all n ≥ 1",
+        Verdict.UNDECIDED: "not proved (a comparison stayed undecided, or the bounded part)",
+    }.get(verdict, "not proved")
     if as_json:
         print_json(
             {

@@ -1,7 +1,7 @@
 """``attncert prove FORMULA --max-len N``: bounded agreement proof (z3 + interval arithmetic).
 
     attncert prove "Q_a S Q_b" --alphabet abc --max-len 100 --jobs 2
-    attncert prove parity --library --max-len 64 --smt2-dir queries/
+    attncert prove parity-odd --library --max-len 64 --smt2-dir queries/
     attncert prove "Q_a U Q_b" --model since.json --max-len 8     # exit 1: counterexample
     attncert prove "ODD(#<[Q_1])" --regime unbounded --max-len 32 --positions last --json
     attncert prove "Q_1 S Q_0" --max-len 200 --dask --jobs 2        # lengths as Dask tasks
@@ -43,18 +43,12 @@ on an existing cluster (needs the ``dask`` extra).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from attncert import limits
 from attncert.cli.args import integer, seconds
 from attncert.cli.common import MODEL_HELP, add_json_flag, load_model_arg, print_json
-from attncert.verdicts import Verdict
-
-# the prover's outcome as one of the fixed verdicts (README, "Trust and honest limits")
-VERDICT_OF = {
-    "proved": Verdict.CERTIFIED,
-    "counterexample": Verdict.REFUTED,
-    "unknown": Verdict.UNDECIDED,
-}
+from attncert.kernel.verdict import bounded_proof, tieless
 
 _LENGTH = integer(
     minimum=1,
@@ -123,7 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from attncert.errors import InputError
-    from attncert.logic import library_formula, parse
+    from attncert.logic import parse
+    from attncert.logic.library import resolve
     from attncert.prove import prove_agreement
 
     if args.library and args.all_lengths:
@@ -132,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
         if args.formula in PROGRAMS:
             return _program_all_lengths(args)
     if args.library:
-        nf = library_formula(args.formula)
+        nf, note = resolve(args.formula)
+        if note:
+            print(f"attncert prove: note: {note}", file=sys.stderr)
         formula, alphabet = nf.formula, args.alphabet or nf.alphabet
     else:
         formula, alphabet = parse(args.formula), args.alphabet
@@ -168,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         dask=args.dask,
         scheduler=args.scheduler,
     )
-    verdict = VERDICT_OF[res.verdict]
+    verdict = bounded_proof(res.verdict).verdict  # the kernel's word for z3's answer
     if args.json:
         print_json({**res.to_dict(), "verdict": verdict.value, "outcome": res.verdict})
         return verdict.exit_code
@@ -199,14 +196,6 @@ def run(args: argparse.Namespace) -> int:
         f"in {res.seconds:.2f} s"
     )
     return verdict.exit_code
-
-
-ALL_LENGTHS_VERDICT = {
-    "proved": Verdict.CERTIFIED,
-    "counterexample": Verdict.REFUTED,
-    "rejected": Verdict.REFUTED,
-    "partial": Verdict.UNDECIDED,
-}
 
 
 def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
@@ -252,7 +241,7 @@ def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
         model_source=source,
         progress=not args.no_progress and not args.json and sys.stderr.isatty(),
     )
-    verdict = ALL_LENGTHS_VERDICT[res.verdict]
+    verdict = bounded_proof(res.verdict).verdict  # proved / counterexample / rejected / partial
     if args.output and res.certificate is not None:
         res.certificate.save(args.output)
     if args.json:
@@ -349,7 +338,7 @@ def _program_all_lengths(args: argparse.Namespace) -> int:
     fails, wrong = short_inputs(hard, soft, lang, exhaustive)
     ok = report is not None and report.accepted and not fails
     refuted = bool(wrong) or (diagnosis is not None and diagnosis.counterexample is not None)
-    verdict = Verdict.REFUTED if refuted else Verdict.CERTIFIED if ok else Verdict.UNDECIDED
+    verdict = tieless(report, short_failures=bool(fails), counterexample=refuted).verdict
     statement = (
         f"the softmax model decides exactly as the Appendix-E program on every input of every "
         f"length n ≥ 1 (Theorem 26: n ≤ {exhaustive} exhaustively, every N ≥ "

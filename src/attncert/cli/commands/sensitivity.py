@@ -51,6 +51,10 @@ with the reason.
     attncert sensitivity zoo:soft_parity --uniform --n0 64 --n 64,256,1024 --time-budget 5
     attncert sensitivity zoo:soft_parity --uniform --save-uniform uniform.json
     attncert soft-check uniform.json
+
+``--save-uniform F`` says what it did: "uniform certificate written to F", or "no uniform
+certificate written to F: <reason>" (OUTSIDE-THEOREM, UNDECIDED: there is no certificate);
+with ``--json`` the same in ``save_uniform`` ({path, written, message}).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from attncert import limits
 from attncert.cli.args import integer, quote, seconds
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
 from attncert.errors import InputError
+from attncert.kernel import verdict as V
 from attncert.verdicts import Verdict
 
 _LENGTH = integer(
@@ -227,13 +232,14 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.json,
     )
     if outside is not None:
-        return _report_outside(args, report, outside)
+        return _report_outside(args, report, outside, _save_uniform(args, None, outside))
     rows = _certified(args, model, report) if args.certify else None
     if args.plot:
         plot_sensitivity(report, args.plot, certified=rows)
     rate = _parity_rate(model, ns, args.accepts) if args.parity_rate else None
     u_rows = _uniform_rows(uniform, report) if uniform is not None else None
-    verdict = _final_verdict(rows, model, uniform, u_rows)
+    verdict = _final_verdict(rows, model, uniform, u_rows, report)
+    saved = _save_uniform(args, uniform) if uniform is not None else None
     if args.json:
         out = report.as_dict()
         if rate is not None:
@@ -244,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
             out["uniform"] = dict(uniform.as_dict(), rows=u_rows)
         if verdict is not None:
             out["verdict"] = verdict
+        if saved is not None:
+            out["save_uniform"] = saved
         print_json(out)
     else:
         print(format_table(report))
@@ -270,9 +278,8 @@ def run(args: argparse.Namespace) -> int:
                         f"  REFUTED: at n = {r['n']} the measured change {r['measured']!r} "
                         f"exceeds K/n = {r['K_over_n']}"
                     )
-            if args.save_uniform and uniform.certificate is not None:
-                uniform.save(args.save_uniform)
-                print(f"uniform certificate written to {args.save_uniform}")
+            if saved is not None:
+                print(saved["message"])
             print(f"verdict: {verdict}")
         if args.plot:
             print(f"plot written to {args.plot}")
@@ -281,8 +288,6 @@ def run(args: argparse.Namespace) -> int:
                 "certificates written: "
                 + ", ".join(args.save.replace("{n}", str(r.n)) for r in rows if r.certificate)
             )
-    if args.json and uniform is not None and args.save_uniform and uniform.certificate:
-        uniform.save(args.save_uniform)
     if verdict is None:
         return 0
     return Verdict(verdict).exit_code
@@ -292,7 +297,7 @@ def _outside_unbounded(args, model) -> list[str] | None:
     """With --certify/--uniform: the heads whose scores carry a term unbounded in n
     (ALiBi's −m·(i − j)), each in one sentence — Lemma 5 does not apply to such a model,
     whatever its weights; None when there is none (or neither option is given)."""
-    from attncert.kernel.uniform.classes import alibi_outside
+    from attncert.kernel.core.hypotheses import alibi_outside
 
     if not (args.certify or args.uniform):
         return None
@@ -305,13 +310,36 @@ def _outside_unbounded(args, model) -> list[str] | None:
     return found or None
 
 
-def _report_outside(args, report, reasons: list[str]) -> int:
+def _save_uniform(args, uniform, outside: list[str] | None = None) -> dict | None:
+    """With ``--save-uniform F``: write the uniform certificate to F if there is one, and
+    say so — ``{"path", "written", "message"}``, the message "uniform certificate written
+    to F" or "no uniform certificate written to F: <reason>" (None without the flag).
+    ``outside``: the reasons the model is outside Lemma 5 (then no analysis ran)."""
+    path = args.save_uniform
+    if not path:
+        return None
+    if outside is not None:
+        why = f"{V.outside(outside).verdict.value}: " + "; ".join(outside)
+    elif uniform.certificate is None:
+        why = f"{uniform.verdict}: " + "; ".join(uniform.reasons)
+    else:
+        uniform.save(path)
+        rejected = uniform.verdict == Verdict.REFUTED.value
+        message = f"uniform certificate written to {path}" + (
+            " (the kernel rejected it: REFUTED)" if rejected else ""
+        )
+        return {"path": path, "written": True, "message": message}
+    message = f"no uniform certificate written to {path}: {why}"
+    return {"path": path, "written": False, "message": message}
+
+
+def _report_outside(args, report, reasons: list[str], saved: dict | None = None) -> int:
     """OUTSIDE-THEOREM (exit 5) for a model with an unbounded score term: the measured
     curve, the reason, and no bound (none is claimed: the certified propagations bound
-    bounded logits only)."""
+    bounded logits only); with ``--save-uniform``, that no certificate was written."""
     from attncert.soft.report import format_table
 
-    verdict = Verdict.OUTSIDE_THEOREM
+    verdict = V.outside(reasons).verdict
     note = (
         "no certified bound is computed: Lemma 5 and Theorem 6 do not apply to this model, "
         "and the measured changes above are measurements, not bounds"
@@ -320,6 +348,8 @@ def _report_outside(args, report, reasons: list[str]) -> int:
         out = report.as_dict()
         out["verdict"] = verdict.value
         out["outside_theorem"] = {"reasons": reasons, "note": note}
+        if saved is not None:
+            out["save_uniform"] = saved
         print_json(out)
     else:
         print(format_table(report))
@@ -329,25 +359,38 @@ def _report_outside(args, report, reasons: list[str]) -> int:
         print(f"  {note}")
         if args.plot:
             print(f"plot written to {args.plot}")
+        if saved is not None:
+            print(saved["message"])
         print(f"verdict: {verdict.value}")
     return verdict.exit_code
 
 
-_WORSE = ("REFUTED", "UNDECIDED", "OUTSIDE-THEOREM", "CERTIFIED-TRIVIAL", "CERTIFIED")
+def _final_verdict(rows, model, uniform, u_rows, report=None) -> str | None:
+    """The per-n verdicts (--certify) and the uniform one (--uniform; REFUTED when arb
+    confirms a measured change above K/n), combined by the kernel's section rule
+    (:func:`attncert.kernel.verdict.section`: the worst row)."""
+    from attncert.kernel.verdict import section
 
-
-def _final_verdict(rows, model, uniform, u_rows) -> str | None:
-    """The per-n verdict (--certify), the uniform one (--uniform, REFUTED when a measured
-    change exceeds K/n), or the worse of the two."""
     found = []
     if rows is not None:
-        found.append(_verdict(rows, model))
+        found += [Verdict(v) for v in _row_verdicts(rows, model, report)]
     if uniform is not None:
-        bad = any(r["sound"] is False for r in u_rows)
-        found.append(Verdict.REFUTED.value if bad else uniform.verdict)
+        found.append(_uniform_verdict(uniform, model, u_rows, report))
     if not found:
         return None
-    return min(found, key=_WORSE.index)
+    return section(found)[0].value
+
+
+def _uniform_verdict(uniform, model, u_rows, report) -> Verdict:
+    from attncert.soft.certified.table import exceeded_text
+
+    if report is not None:
+        for r, res in zip(u_rows, report.profile.results, strict=True):
+            if r["sound"] is False and exceeded_text(
+                model, res.witness.x, res.witness.x_prime, uniform.k / r["n"]
+            ):
+                return V.rejected("a measured change above K/n, confirmed in arb").verdict
+    return Verdict(uniform.verdict)
 
 
 def _uniform(args, model, ns):
@@ -447,24 +490,22 @@ def _certified(args, model, report):
     return rows
 
 
-def _verdict(rows, model) -> str:
-    """CERTIFIED (every bound checked), CERTIFIED-TRIVIAL (checked, but every B(n) is the
-    range cap), OUTSIDE-THEOREM (checked, Lemma 5's hypotheses
-    fail), REFUTED (a checker rejection or a measured change above a certified bound),
-    UNDECIDED (some bound overflowed)."""
-    from attncert.soft.certified.certify import lemma5_failures
+def _row_verdicts(rows, model, report=None) -> list[str]:
+    """Each n's verdict, from the kernel (:func:`attncert.soft.certified.table.row_assessment`):
+    REFUTED (a checker rejection, or a measured change above the certified bound that arb
+    confirms), UNDECIDED (the bound overflowed), OUTSIDE-THEOREM (Lemma 5's hypotheses
+    fail), CERTIFIED-TRIVIAL (B(n) only the range cap), CERTIFIED."""
+    from attncert.soft.certified.table import row_assessment
 
-    if any((r.check is not None and not r.check.accepted) or not r.sound for r in rows):
-        return Verdict.REFUTED.value
-    if any(r.certified is None for r in rows):
-        return Verdict.UNDECIDED.value
-    if lemma5_failures(model):
-        return Verdict.OUTSIDE_THEOREM.value
-    if all(r.certified.source == "range cap" for r in rows):
-        # true, but no more than "the logit stays within its certified range": vacuous
-        # as a statement about one changed input (Lemma 5's subject)
-        return Verdict.CERTIFIED_TRIVIAL.value
-    return Verdict.CERTIFIED.value
+    wit = {res.n: res.witness for res in report.profile.results} if report is not None else {}
+    return [row_assessment(r, model, wit.get(r.n)).verdict.value for r in rows]
+
+
+def _verdict(rows, model, report=None) -> str:
+    """The per-n verdicts combined by the kernel's section rule (the worst row)."""
+    from attncert.kernel.verdict import section
+
+    return section(Verdict(v) for v in _row_verdicts(rows, model, report))[0].value
 
 
 def _parity_rate(model, ns: list[int], accepts: str | None = None) -> dict:

@@ -83,7 +83,18 @@ __implements__ = (
 FORMAT, VERSION = "attncert-soft-certificate", 1
 
 
-SoftCheckReport = CheckReport  # what the checker answers (attncert.kernel.core.failure)
+@dataclasses.dataclass(frozen=True)
+class SoftCheckReport(CheckReport):
+    """What the checker answers (:class:`attncert.kernel.core.failure.CheckReport`) and,
+    when it accepts, the numbers *it* re-derived that a verdict needs: per readout symbol
+    of every sensitivity claim, (the logit range's width, the one-position change bound)
+    — B(n) is only a cap where the change is not below the width; the restriction's
+    re-derived logit range and the number of its free positions."""
+
+    widths: tuple[tuple[float, float], ...] = ()
+    restriction_range: tuple[float, float] | None = None
+    free: int = 0
+    pair: bool = False
 
 
 # ----------------------------------------------------------------------------- pairs
@@ -98,6 +109,19 @@ def decide(model: Model, string: str) -> tuple[int | None, arb | None]:
     except Undecided:
         return None, None
     return trace.precision, trace.logit
+
+
+def change_exceeds(model: Model, x: str, y: str, bound) -> arb | None:
+    """|z(x) − z(y)| as an arb ball when it *certainly* exceeds ``bound`` (a float or a
+    Fraction: a claimed B(n) or K/n), decided by the rigorous forward pass — a refutation
+    of the bound; None when it does not, or when a logit's sign is undecided at 4096 bits
+    (then nothing is refuted)."""
+    zx, zy = decide(model, x)[1], decide(model, y)[1]
+    if zx is None or zy is None:
+        return None
+    diff = abs(zx - zy)
+    b = arb(bound) if isinstance(bound, (int, float)) else arb(bound.numerator) / bound.denominator
+    return diff if diff > b else None
 
 
 def ball_text(x: arb) -> str:
@@ -202,6 +226,8 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 )
             return None
 
+        widths: list[tuple[float, float]] = []  # re-derived (width, change) per symbol
+        derived_range = None
         claims = data.get("sensitivity") or []
         if not isinstance(claims, list):
             return fail("format", "sensitivity", "expected a list of claims")
@@ -250,12 +276,14 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 ):
                     if msg:
                         return fail("sensitivity", where, msg)
-                bound = min(float(B.up(c_hi - c_lo)), _field(entry, "propagated", float, where))
-                if close(_field(entry, "bound", float, where), bound, "bound", where, "up"):
-                    return fail(
-                        "sensitivity", where, close(entry["bound"], bound, "bound", where, "up")
-                    )
-                worst = max(worst, entry["bound"])
+                # B(n) from the re-derived numbers only: min(range width, change bound)
+                width = float(B.up(z_hi - z_lo))
+                bound = min(width, change)
+                msg = close(_field(entry, "bound", float, where), bound, "bound", where, "up")
+                if msg:
+                    return fail("sensitivity", where, msg)
+                widths.append((width, change))
+                worst = max(worst, bound)
             b_claim = _field(sens, "bound", float, "sensitivity")
             msg = close(b_claim, worst, "B(n)", "sensitivity.bound", "up")
             if msg:
@@ -299,23 +327,25 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 return fail(
                     "restriction", "restriction.method", f"{how!r}: expected 'box' or 'affine'"
                 )
+            # soundness: the decision from the re-derived range (accept iff the logit > 0)
+            if (decision and not z_lo > 0) or (not decision and not z_hi <= 0):
+                return fail(
+                    "restriction",
+                    "restriction.decision",
+                    f"the re-derived range [{z_lo!r}, {z_hi!r}] does not exclude 0 on the side "
+                    f"of decision {decision}",
+                )
+            # fidelity: the claimed range is the search's (⊇ the re-derived one, close to it)
             for msg in (
                 close(c_lo, z_lo, "z_lo", "restriction", "down"),
                 close(c_hi, z_hi, "z_hi", "restriction", "up"),
             ):
                 if msg:
                     return fail("restriction", "restriction.z_range", msg)
-            if (decision and not c_lo > 0) or (not decision and not c_hi < 0):
-                return fail(
-                    "restriction",
-                    "restriction.decision",
-                    f"the certified range [{c_lo!r}, {c_hi!r}] does not exclude 0 on the side of "
-                    f"decision {decision}",
-                )
+            derived_range = (z_lo, z_hi)
             facts.append(
                 f"every completion of ρ ({rho.count('*')}/{n} free) gets decision {decision} "
-                f"({how} propagation), "
-                f"margin ≥ {min(abs(c_lo), abs(c_hi)) if decision is not None else 0:.4g}"
+                f"({how} propagation), margin ≥ {min(abs(z_lo), abs(z_hi)):.4g}"
             )
         pair = data.get("pair")
         if pair is not None:
@@ -330,7 +360,15 @@ def check(data: dict, model: Model) -> SoftCheckReport:
         return fail("format", err.where or "certificate", err.message)
     except B.Undecided as err:
         return fail("arithmetic", "propagation", f"undecided: {err}")
-    return SoftCheckReport(True, (), tuple(facts))
+    return SoftCheckReport(
+        True,
+        (),
+        tuple(facts),
+        tuple(widths),
+        derived_range,
+        0 if rho is None else rho.count("*"),
+        pair is not None,
+    )
 
 
 def _floor_applies(floor, readout, model: Model):
@@ -416,12 +454,19 @@ def _check_pair(pair, model: Model, n: int, rho, decision):
         ):
             return "pair.strings", f"{s[:24]}… is not a completion of the restriction"
     name = _field(pair, "language", str, "pair")
-    member = _membership(name)
-    if member is None:
+    lang = _language(name)
+    if lang is None:
         return (
             "pair.language",
-            f"the checker decides membership for parity, parity-odd, dyck1, dyck2, not {name!r}",
+            f"{name!r} is not a language the checker knows (attncert.languages)",
         )
+    if set(lang.alphabet) != set(model.alphabet):
+        return (
+            "pair.language",
+            f"{name} is over {''.join(lang.alphabet)!r}, the model over "
+            f"{''.join(model.alphabet)!r}",
+        )
+    member = lang.contains
     mem = [member(s) for s in strings]
     if mem[0] == mem[1]:
         return "pair.strings", f"both strings have membership {mem[0]} in {name}"
@@ -449,22 +494,14 @@ def _check_pair(pair, model: Model, n: int, rho, decision):
     return None
 
 
-def _membership(name: str):
-    if name == "parity":
-        return lambda s: s.count("1") % 2 == 0
-    if name == "parity-odd":
-        return lambda s: s.count("1") % 2 == 1
-    if name in ("dyck1", "dyck2"):
-        pairs = {")": "(", "]": "["} if name == "dyck2" else {")": "("}
+def _language(name: str):
+    """The pair's language by its trusted definition (:mod:`attncert.languages`): every
+    language a command's ``--language`` names (parity, parity-odd, dyck1, dyck2, majority,
+    first_last, ones_star, …); None for a name the registry does not know."""
+    from attncert.errors import AttncertError
+    from attncert.languages import language
 
-        def dyck(s):
-            stack = []
-            for c in s:
-                if c in pairs.values():
-                    stack.append(c)
-                elif c not in pairs or not stack or stack.pop() != pairs[c]:
-                    return False
-            return not stack
-
-        return dyck
-    return None
+    try:
+        return language(name)
+    except AttncertError:
+        return None

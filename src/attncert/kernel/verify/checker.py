@@ -270,6 +270,17 @@ def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
             _fail("bound", f"{where}.method", err.message)
     else:
         _fail("bound", f"{where}.method", f"{leaf.method!r}: expected 'affine' or 'box'")
+    # soundness: the decision follows from the range the kernel re-derived (accept iff
+    # the logit is > 0); the claimed range is never used to decide
+    if (leaf.decision and not z_lo > 0) or (not leaf.decision and not z_hi <= 0):
+        _fail(
+            "bound",
+            f"{where}.decision",
+            f"the re-derived range [{z_lo!r}, {z_hi!r}] does not give decision "
+            f"{leaf.decision} on every completion",
+        )
+    # fidelity: the claim is the search's range — contains the re-derived one (exactly)
+    # and is within the tolerance of it (an edited file)
     c_lo, c_hi = leaf.z_range
     if c_lo > z_lo or c_hi < z_hi:
         _fail(
@@ -284,13 +295,6 @@ def _bound_leaf(model, lang, tol, leaf, rho, size, where) -> tuple[int, int]:
                 f"{where}.z_range",
                 f"claimed {c!r} is not what the propagation gives ({z!r}, tolerance {tol})",
             )
-    if (leaf.decision and not c_lo > 0) or (not leaf.decision and not c_hi <= 0):
-        _fail(
-            "bound",
-            f"{where}.decision",
-            f"the range [{c_lo!r}, {c_hi!r}] does not give decision {leaf.decision} on "
-            "every completion",
-        )
     return _counts(lang, rho, size, bool(leaf.decision), leaf.members, where)
 
 

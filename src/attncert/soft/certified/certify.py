@@ -31,11 +31,8 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-
 from attncert.errors import InputError
 from attncert.kernel.soft import checker as K
-from attncert.kernel.uniform.classes import alibi_outside
 from attncert.languages import language as make_language
 from attncert.model.spec import Model
 from attncert.soft.certified import floor as FL
@@ -53,7 +50,6 @@ from attncert.soft.certified.restriction import (
     misclassified_pair,
 )
 from attncert.soft.certified.sensitivity import CertifiedSensitivity, certify_sensitivity
-from attncert.verdicts import Verdict
 
 DYCK_READOUT = {"lm_difference": [")", "]"]}
 
@@ -71,28 +67,31 @@ class SoftOutcome:
     certificate_model: Model | None = None
 
     @property
-    def verdict(self) -> str:
-        """One word of :class:`attncert.verdicts.Verdict`: CERTIFIED (checked; with a
-        restriction: a free position and a misclassified pair), CERTIFIED-TRIVIAL (checked,
-        but the restriction has no free position or no pair of different membership was
-        found: nothing about misclassification), OUTSIDE-THEOREM (checked, but a
-        hypothesis of Hahn's Lemma 5 fails for this model: the facts hold at this n, the
-        asymptotic statement does not apply), REFUTED (the checker refused), UNDECIDED (no
-        certified restriction within the time limit, or a pair's sign that arb could not
-        decide)."""
-        if not self.check.accepted:
-            return Verdict.REFUTED.value
-        if any(n.startswith("undecided") for n in self.notes):
-            return Verdict.UNDECIDED.value
-        cert = self.certificate
+    def assessment(self):
+        """The verdict and its reasons, from the kernel's report
+        (:func:`attncert.kernel.verdict.soft`): CERTIFIED (checked; with a restriction: a
+        free position and a misclassified pair), CERTIFIED-TRIVIAL (a restriction with no
+        free position or no certified pair; or B(n) only the logit's range), OUTSIDE-THEOREM
+        (a hypothesis of Lemma 5 fails for this model), REFUTED (the checker refused),
+        UNDECIDED (a restriction was asked for and the search found none)."""
+        from attncert.kernel import verdict as V
+
         asked = self.restriction is not None or any("no restriction" in n for n in self.notes)
-        if asked and (
-            cert.restriction is None or not cert.restriction.rho.count("*") or cert.pair is None
-        ):
-            return Verdict.CERTIFIED_TRIVIAL.value
-        if self.outside:
-            return Verdict.OUTSIDE_THEOREM.value
-        return Verdict.CERTIFIED.value
+        if self.check.accepted and asked and self.certificate.restriction is None:
+            return V.not_found("no restriction whose decision is certified constant was found")
+        return V.soft(
+            self.check,
+            self.certificate_model,
+            widths=getattr(self.check, "widths", ()),
+            restriction=asked,
+            free=getattr(self.check, "free", 0),
+            pair=getattr(self.check, "pair", False),
+        )
+
+    @property
+    def verdict(self) -> str:
+        """One word of :class:`attncert.verdicts.Verdict` (:attr:`assessment`)."""
+        return self.assessment.verdict.value
 
     @property
     def outside(self) -> tuple[str, ...]:
@@ -101,27 +100,12 @@ class SoftOutcome:
 
 
 def lemma5_failures(model: Model | None) -> tuple[str, ...]:
-    """The hypotheses of Hahn's Lemma 5 (and so of Theorem 6's asymptotics) that ``model``
-    violates: hard heads, an inverse temperature growing with n, a used positional
-    feature that is unbounded, ALiBi's unbounded score term. The certified numbers hold
-    at their n regardless."""
-    if model is None:
-        return ()
-    out = []
-    for li, layer in enumerate(model.layers):
-        for hi, h in enumerate(layer.heads):
-            t = h.temperature
-            if h.alibi is not None and h.alibi != 0:
-                out.append(alibi_outside(li, hi, h.alibi))
-            if h.kind.is_hard:
-                out.append(f"layers[{li}].heads[{hi}] is a hard-attention head")
-            elif t is not None and not (t.n_power <= 0 and t.log_power == 0):
-                out.append(f"layers[{li}].heads[{hi}]: inverse temperature β(N) = {t} grows with n")
-    emb = model.embedding
-    for fi, f in enumerate(emb.features):
-        if not f.bounded and np.any(emb.pos_weight[:, fi] != 0):
-            out.append(f"positional feature {f.label!r} is unbounded")
-    return tuple(out)
+    """The hypotheses of Hahn's Lemma 5 that ``model`` violates at one length (the
+    kernel's list, :func:`attncert.kernel.verdict.lemma5_outside`). The certified numbers
+    hold at their n regardless."""
+    from attncert.kernel.verdict import lemma5_outside
+
+    return () if model is None else lemma5_outside(model)
 
 
 MARGIN = 2.0**-30  # claims are widened by this relative amount (see ``widen``)

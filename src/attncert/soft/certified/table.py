@@ -80,6 +80,42 @@ class CertifiedRow:
         }
 
 
+def exceeded_text(model: Model, x: str, y: str, bound) -> str | None:
+    """In words, a change between ``x`` and ``y`` that certainly exceeds ``bound`` (decided
+    in arb by :func:`attncert.kernel.soft.checker.change_exceeds`: a refutation of the
+    bound), else None."""
+    diff = K.change_exceeds(model, x, y, bound)
+    if diff is None:
+        return None
+    return (
+        f"the change between {x[:24]}… and {y[:24]}… is {diff} in arb, above the certified "
+        f"bound {float(bound)!r}: the bound is refuted"
+    )
+
+
+def row_assessment(row: CertifiedRow, model: Model, witness=None):
+    """One n's verdict (:func:`attncert.kernel.verdict.soft` on the kernel's report of the
+    row's certificate): a measured change above the certified bound refutes it only when
+    arb confirms it on the search's pair ``witness`` (x, x′); a bound that overflowed is
+    UNDECIDED."""
+    from attncert.kernel import verdict as V
+
+    if row.certified is None or row.check is None:
+        return V.undecided(row.undecided or "no certified bound")
+    exceeded = None
+    if not row.sound and witness is not None:
+        exceeded = exceeded_text(model, witness.x, witness.x_prime, row.bound)
+    return V.soft(
+        row.check,
+        model,
+        widths=row.check.widths,
+        restriction=False,
+        free=0,
+        pair=False,
+        exceeded=exceeded,
+    )
+
+
 def certified_rows(
     model: Model,
     report: SensitivityReport,

@@ -44,9 +44,9 @@ from attncert.kernel.uniform import checker as KU
 from attncert.kernel.uniform import dyadic as Q
 from attncert.kernel.uniform.classes import hypotheses
 from attncert.kernel.uniform.propagate import up_float
+from attncert.kernel.verdict import undecided, uniform
 from attncert.model.spec import Model
 from attncert.soft.certified.certify import widen
-from attncert.verdicts import Verdict
 
 __implements__ = ("Hahn Lemma 5", "Hahn Theorem 6")
 
@@ -283,10 +283,10 @@ def certify_uniform(
     and keeps the smallest K."""
     t0 = time.perf_counter()
     pub = published_constant(model)
-    bad = hypotheses(model)
-    if bad:
+    if hypotheses(model):
+        a = uniform(None, model, cap=None)  # OUTSIDE-THEOREM, with the hypotheses that fail
         return UniformOutcome(
-            model.name, model.digest, Verdict.OUTSIDE_THEOREM.value, bad, published=pub,
+            model.name, model.digest, a.verdict.value, a.reasons, published=pub,
             seconds=time.perf_counter() - t0,
         )  # fmt: skip
     choices = (bins,) if bins is not None else tuple(m for m in BIN_CHOICES if m <= max(1, n0))
@@ -302,9 +302,9 @@ def certify_uniform(
         if best is None or k < Q.parse(best["K"]):
             best = got
     if best is None:
+        a = undecided(f"every propagation overflowed float64 ({tried[0][1]})")
         return UniformOutcome(
-            model.name, model.digest, Verdict.UNDECIDED.value,
-            (f"every propagation overflowed float64 ({tried[0][1]})",), published=pub,
+            model.name, model.digest, a.verdict.value, a.reasons, published=pub,
             seconds=time.perf_counter() - t0, tried=tuple(tried),
         )  # fmt: skip
     cert = _widened(model, best, source, floor_at)
@@ -314,9 +314,9 @@ def certify_uniform(
         "K_approx": Q.approx(Q.parse(cert["K"]), 6),
     }
     report = KU.check(cert, model)
-    verdict = Verdict.CERTIFIED.value if report.accepted else Verdict.REFUTED.value
+    a = uniform(report, model, cap=Fraction(cert["cap"]) if report.accepted else None)
     return UniformOutcome(
-        model.name, model.digest, verdict, (), cert, report, pub,
+        model.name, model.digest, a.verdict.value, a.reasons, cert, report, pub,
         time.perf_counter() - t0, tuple(tried),
     )  # fmt: skip
 

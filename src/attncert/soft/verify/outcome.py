@@ -10,7 +10,6 @@ from fractions import Fraction
 from attncert.certificates.verify import VerifyCertificate, count_text
 from attncert.kernel.verify.checker import VerifyCheckReport
 from attncert.soft.verify.search import SearchStats
-from attncert.verdicts import Verdict
 
 FREE = "*"
 
@@ -108,11 +107,9 @@ class VerifyOutcome:
     def verdict(self) -> str:
         """CERTIFIED (proved correct at n), REFUTED (the model is proved wrong at n — or
         the kernel rejected the certificate), UNDECIDED (the budget ran out first)."""
-        if not self.check.accepted or self.proved == "wrong":
-            return Verdict.REFUTED.value
-        if self.proved == "correct":
-            return Verdict.CERTIFIED.value
-        return Verdict.UNDECIDED.value
+        from attncert.kernel.verdict import verify
+
+        return verify(self.check).verdict.value
 
     def witnesses(self) -> list[str]:
         return [nd.leaf.witness for nd in self.certificate.nodes if nd.leaf and nd.leaf.witness]
