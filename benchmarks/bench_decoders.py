@@ -47,6 +47,7 @@ def build(kind: str):
             max_position_embeddings=2048,
             num_labels=2,
             pad_token_id=7,
+            bos_token_id=2,  # the "^" of run()'s token ids (model_from_hf checks it)
         )
         model = tf.LlamaForSequenceClassification(cfg)
     else:

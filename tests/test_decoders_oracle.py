@@ -29,7 +29,7 @@ from attncert.soft.verify import verify  # noqa: E402
 
 TOKENS = {"0": 3, "1": 5, "^": 1}
 PAD = 7
-COMMON = dict(vocab_size=8, num_labels=2, pad_token_id=PAD)
+COMMON = dict(vocab_size=8, num_labels=2, pad_token_id=PAD, bos_token_id=TOKENS["^"])
 
 # (config class, classifier class, config kwargs): one per model type and scheme
 MODELS = {

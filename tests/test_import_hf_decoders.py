@@ -68,6 +68,7 @@ def _llama(**kw):
         num_hidden_layers=2,
         num_attention_heads=4,
         pad_token_id=PAD,
+        bos_token_id=TOKENS["^"],  # the BOS the strings start with (GPT-NeoX's default is 0)
     )
     base.update(kw)
     return base

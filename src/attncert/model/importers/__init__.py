@@ -6,7 +6,9 @@
   ``GPT2ForSequenceClassification``; :mod:`attncert.model.importers.hf_gpt2`);
 * :func:`model_from_hf` — Hugging Face decoders by ``config.model_type``: GPT-2, Llama,
   Qwen2, Mistral, GPT-NeoX, Bloom (base, causal LM, sequence classifier;
-  :mod:`attncert.model.importers.hf_decoders`);
+  :mod:`attncert.model.importers.hf_decoders`), taking the tokenizer's own token strings
+  (``bos="<s>"``) and reading BOS from ``config.bos_token_id``
+  (:mod:`attncert.model.importers.hf_tokens`);
 * :func:`model_from_transformer_lens` — TransformerLens ``HookedTransformer`` (learned,
   rotary or ALiBi positions, LN/RMS/LNPre/RMSPre, gated and parallel MLPs, GQA,
   attention-only; the ``tlens`` extra; :mod:`attncert.model.importers.transformer_lens`).

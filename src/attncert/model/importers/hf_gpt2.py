@@ -25,8 +25,13 @@ Supported classes: ``GPT2Model`` (hidden states after ``ln_f``), ``GPT2LMHeadMod
 
 Refused, naming the config field or module: ``scale_attn_by_inverse_layer_idx``,
 ``add_cross_attention``, rotary or ALiBi position settings, other activations,
-dropout in training mode, more than 2 labels, a pad token among the caller's tokens
-(the classifier would pool elsewhere), other model classes. ``reorder_and_upcast_attn``
+dropout in training mode, more than 2 labels, a pad token that is an alphabet symbol's or
+EOS's token (the classifier would read an earlier position:
+:func:`~attncert.model.importers.hf_tokens.check_pad_token`), other model classes.
+Called directly, BOS and EOS are one-character symbols as given and the config's
+``bos_token_id`` is not read; :func:`~attncert.model.importers.model_from_hf` takes the
+tokenizer's token strings and checks them against the config first
+(:mod:`~attncert.model.importers.hf_tokens`). ``reorder_and_upcast_attn``
 only changes rounding and is accepted.
 
 Needs ``torch`` and ``transformers`` (``pip install 'attncert[hf]'``); nothing is
@@ -50,6 +55,7 @@ from attncert.model.importers._common import (
     to_numpy,
     token_table,
 )
+from attncert.model.importers.hf_tokens import check_pad_token
 from attncert.model.spec import (
     Activation,
     AttentionKind,
@@ -286,14 +292,8 @@ def _readout(
         )
         return ro, "lm_head logits of " + "".join(symbols) + " (no accept decision)"
     if cls == "GPT2ForSequenceClassification":
-        pad = getattr(config, "pad_token_id", None)
-        if pad is not None and pad in {int(t) for t in token_ids.values()}:
-            raise UnsupportedError(
-                f"pad_token_id {pad} is one of the symbols' token ids: the classifier "
-                "would pool at the last non-pad token, not the last token",
-                where="config.pad_token_id",
-                expected="a pad token id outside token_ids, or None",
-            )
+        used = {s: int(token_ids[s]) for s in alphabet + ((eos,) if eos else ())}
+        check_pad_token(config, used, eos)
         score = to_numpy(model.score.weight)
         bias = to_numpy(model.score.bias) if model.score.bias is not None else None
         w, b = linear_readout_weight(score, bias, "score (config.num_labels)")
