@@ -7,12 +7,13 @@ import copy
 
 from attncert.certificates.all_lengths import certificate_from_dict
 from attncert.kernel.all_lengths import checker as K
+from attncert.prove.all_lengths_certificate import certificate_to_dict
 
 
 def first_failure(model, cert, edit=None, new_model=None):
     """The kernel's first failure on ``cert`` after ``edit`` (a function of its dict),
     checked against ``new_model`` (its hash written into the certificate) when given."""
-    d = copy.deepcopy(cert.to_dict())
+    d = copy.deepcopy(certificate_to_dict(cert))
     if edit is not None:
         edit(d)
     if new_model is not None:

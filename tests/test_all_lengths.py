@@ -37,6 +37,7 @@ from attncert.model.forward import forward
 from attncert.model.positional import PosFeature
 from attncert.model.spec import Temperature
 from attncert.prove.all_lengths import prove_all_lengths
+from attncert.prove.all_lengths_certificate import certificate_to_dict
 
 # ----- the closed-form checker --------------------------------------------------------------
 
@@ -126,13 +127,13 @@ def test_prev_temperature_is_proved_for_all_lengths(prev_cert):
     assert cert.n0 == 2 and cert.bounded["max_len"] == 1
     assert [g["kind"] for g in cert.gadgets] == ["prev-parity"]
     assert len(cert.inequalities) == 2
-    again = certificate_from_dict(json.loads(json.dumps(cert.to_dict())))
+    again = certificate_from_dict(json.loads(json.dumps(certificate_to_dict(cert))))
     rep = K.check(again, compile_formula("prev Q_1", regime="temperature", alphabet="01"))
     assert rep.accepted, rep.summary()
 
 
 def _tampered(cert, edit):
-    d = copy.deepcopy(cert.to_dict())
+    d = copy.deepcopy(certificate_to_dict(cert))
     edit(d)
     return certificate_from_dict(d)
 
@@ -214,7 +215,7 @@ def test_a_certificate_for_a_lowered_temperature_is_rejected(prev_cert):
     """The stored β is not what the kernel uses: it reads the weights."""
     base = compile_formula("prev Q_1", regime="temperature", alphabet="01")
     low = _with_coef(base, 0.8)
-    d = prev_cert.certificate.to_dict()
+    d = certificate_to_dict(prev_cert.certificate)
     d["model"]["sha256"] = low.digest
     rep = K.check(certificate_from_dict(d), low)
     assert not rep.accepted

@@ -18,7 +18,6 @@ import pytest
 from attncert.certificates.all_lengths import (
     certificate_from_dict,
     formula_from_json,
-    formula_to_json,
     term_from_json,
 )
 from attncert.cli.main import main
@@ -35,6 +34,7 @@ from attncert.model.forward import forward
 from attncert.model.spec import Temperature
 from attncert.proofcheck.catalog import _ALL_LENGTHS
 from attncert.prove.all_lengths import prove_all_lengths
+from attncert.prove.all_lengths_certificate import certificate_to_dict, formula_to_json
 
 CASES = [(f, a, r) for _, _, _, f, a, r in _ALL_LENGTHS if r != "proposition11"]
 
@@ -204,7 +204,7 @@ def mixed():
 
 
 def _edit(cert, fn):
-    d = copy.deepcopy(cert.to_dict())
+    d = copy.deepcopy(certificate_to_dict(cert))
     fn(d)
     return certificate_from_dict(d)
 

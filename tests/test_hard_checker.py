@@ -15,7 +15,12 @@ import pytest
 
 from attncert.cli.main import main
 from attncert.errors import SpecError
-from attncert.hard.certificate import certificate_from_dict, load_certificate
+from attncert.hard.certificate import (
+    certificate_from_dict,
+    certificate_to_dict,
+    load_certificate,
+    save_certificate,
+)
 from attncert.hard.checker import check
 from attncert.hard.pipeline import certify
 from attncert.hard.restriction import Restriction
@@ -166,9 +171,9 @@ def test_tampered_pair_is_rejected(model, cert):
 
 
 def test_certificate_json_round_trip_and_errors(tmp_path, model, cert):
-    path = cert.save(tmp_path / "c.json")
+    path = save_certificate(cert, tmp_path / "c.json")
     again = load_certificate(path)
-    assert again.to_dict() == cert.to_dict()
+    assert certificate_to_dict(again) == certificate_to_dict(cert)
     assert check(again, model).accepted
     data = json.loads(path.read_text())
     data["restrictions"][1] = data["restrictions"][1][:-1] + "x"
@@ -184,7 +189,7 @@ def test_cli_certify_check_exit_codes(tmp_path, capsys, model, cert):
     from attncert.hard.verdict import assess
 
     mpath = save_model(model, tmp_path / "m.json")
-    cpath = cert.save(tmp_path / "c.json")
+    cpath = save_certificate(cert, tmp_path / "c.json")
     verdict = assess(cert, model, check(cert, model)).verdict
     assert verdict.checked
     assert main(["check", str(cpath), str(mpath)]) == verdict.exit_code

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from attncert.hard.bruteforce import confirm_by_enumeration
+from attncert.hard.certificate import save_certificate
 from attncert.hard.pipeline import certify
 from attncert.kernel.core.trace import forward_rigorous
 from attncert.kernel.hard.checker import check
@@ -178,7 +179,7 @@ def test_certificates_record_their_model_and_recheck_alone(tmp_path, capsys):
 
     m = harden(v2_model(1))
     cert = certify(m, n=8, language="parity")
-    path = cert.save(tmp_path / "embedded.json")
+    path = save_certificate(cert, tmp_path / "embedded.json")
     again = load_certificate(path)
     assert again.model_source and "embedded" in again.model_source
     assert resolve_model(again, path).digest == m.digest

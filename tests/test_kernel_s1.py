@@ -9,8 +9,9 @@ import json
 import pytest
 
 from attncert.cli.main import main
+from attncert.hard.certificate import save_certificate
 from attncert.hard.pipeline import certify
-from attncert.kernel.hard.s1 import s1_statements
+from attncert.hard.s1_instance import s1_statements
 from attncert.model import random_model
 from attncert.restriction import Restriction
 
@@ -61,7 +62,7 @@ def test_without_stage_restrictions_the_stage_statements_are_not_claimed(default
 
 def test_check_names_the_statements(default, tmp_path, capsys):
     _, cert = default
-    path = cert.save(tmp_path / "c.json")
+    path = save_certificate(cert, tmp_path / "c.json")
     main(["check", str(path)])
     out = capsys.readouterr().out
     assert "supplement S1 on this instance, re-derived by the kernel" in out

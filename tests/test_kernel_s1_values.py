@@ -1,7 +1,8 @@
-"""Every number of the kernel's S1 statements (attncert.kernel.hard.s1) re-derived here from the
-certificate alone, with Python fractions and mpmath — an independent evaluator of Hahn's
-S1 bounds on the instance (issue 25's mutation analysis: the older tests checked which
-statements appear, not their values)."""
+"""Every number of the S1 statements on a certified instance (attncert.hard.s1_instance,
+re-derived there with the kernel's layer check) re-derived here from the certificate alone,
+with Python fractions and mpmath — an independent evaluator of Hahn's S1 bounds on the
+instance (issue 25's mutation analysis: the older tests checked which statements appear,
+not their values)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from fractions import Fraction
 import mpmath
 import pytest
 
+from attncert.hard.certificate import save_certificate
 from attncert.hard.pipeline import certify
-from attncert.kernel.hard.s1 import S1Statement, s1_statements
+from attncert.hard.s1_instance import S1Statement, s1_statements
 from attncert.model import random_model
 from attncert.restriction import Restriction
 
@@ -122,7 +124,7 @@ def test_every_stage_number_is_the_formula_on_the_certificate(instance):
 
 
 def test_every_statement_is_a_named_s1_result_with_its_text(instance):
-    from attncert.kernel.hard import s1
+    from attncert.hard import s1_instance as s1
 
     _, _, st = instance
     implemented = {name.removeprefix("Hahn ") for name in s1.__implements__}
@@ -190,7 +192,9 @@ def test_check_of_a_certificate_with_eta_0_reports_instead_of_crashing(instance,
     from attncert.cli.main import main
 
     _, cert, _ = instance
-    path = dataclasses.replace(cert, trace={**cert.trace, "eta": 0}).save(tmp_path / "c.json")
+    path = save_certificate(
+        dataclasses.replace(cert, trace={**cert.trace, "eta": 0}), tmp_path / "c.json"
+    )
     main(["check", str(path)])
     out = capsys.readouterr().out
     assert "✗ S1 Definition 5" in out

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from attncert.errors import SpecError
+from attncert.certificates.soft import FloorClaim, certificate_from_dict, z_range
+from attncert.errors import InputError, SpecError
 from attncert.kernel.soft import checker as K
 from attncert.model.zoo import zoo_model
 
@@ -184,7 +185,8 @@ def test_memberships_agree_with_their_definitions_on_every_short_string():
             assert K._language("dyck2").contains(s) == _dyck(s, {")": "(", "]": "["}), s
         for s in map("".join, itertools.product("()", repeat=n)):
             assert K._language("dyck1").contains(s) == _dyck(s, {")": "("}), s
-    assert not K._language("dyck1").contains("[]")  # ] is not a dyck1 symbol
+    with pytest.raises(InputError, match="unknown symbol"):  # [ is not a dyck1 symbol (the
+        K._language("dyck1").contains("[]")  # checker compares the alphabets first)
     assert K._language("klingon") is None
     for s in map("".join, itertools.product("01", repeat=4)):  # soft-certify's other two
         assert K._language("first_last").contains(s) == (s[0] == s[-1])
@@ -192,24 +194,36 @@ def test_memberships_agree_with_their_definitions_on_every_short_string():
 
 
 def test_the_2dyck_floor_parameter_must_lie_in_the_open_half_interval():
-    floor = {"kind": "dyck2-bracket-type", "nats": 0.0, "P_U": 0.0}
+    def floor(p: str) -> FloorClaim:
+        return FloorClaim("dyck2-bracket-type", 0.0, p=p, p_u=0.0)
+
     for p, bad in (("1/2", True), ("1/3", False), ("0", True), ("2/5", False), ("x", True)):
-        got = K._check_floor({**floor, "p": p}, 1.0, 8, 1e-6)
+        got = K._check_floor(floor(p), 1.0, 8, 1e-6)
         if bad:
             assert got is not None and ("outside (0, 1/2)" in got or "not a fraction" in got), p
         else:
             assert got is None or "P(U_n)" in got, (p, got)
-    assert K._check_floor({**floor, "p": "3"}, 1.0, 8, 1e-6) == "p = 3 is outside (0, 1/2)"
+    assert K._check_floor(floor("3"), 1.0, 8, 1e-6) == "p = 3 is outside (0, 1/2)"
 
 
-def test_a_readout_functional_is_checked():
+def test_a_readout_functional_is_checked(cert):
+    """Its shape by the reader (``certificates.soft``), its symbols against the model's by
+    the checker; both name the sensitivity claim."""
     model = zoo_model("soft_parity_lm")
     assert K._readout_model(model, "accept") == (model, 0.0)
-    for bad in ({"lm_difference": ["0"]}, {"lm_difference": ["0", "x"]}, {"other": 1}, "reject"):
-        with pytest.raises(SpecError, match="readout"):
-            K._readout_model(model, bad)
+    with pytest.raises(SpecError, match="readout") as err:
+        K._readout_model(model, ("0", "x"))  # x is not one of the model's lm symbols
+    assert err.value.where == "sensitivity"
+    for bad in ({"lm_difference": ["0"]}, {"other": 1}, "reject"):
+        data = copy.deepcopy(cert)
+        data["sensitivity"][0]["readout"] = bad
+        with pytest.raises(SpecError, match="readout") as err:
+            certificate_from_dict(data)
+        assert err.value.where == "sensitivity"
+        f = K.check(data, model).failures[0]
+        assert (f.claim, f.where) == ("format", "sensitivity"), f
     with pytest.raises(SpecError, match=r"field 'z_range' has the wrong type int"):
-        K._range({"z_range": 3}, "restriction")
+        z_range({"z_range": 3}, "restriction")
 
 
 @pytest.mark.parametrize("position", ["mean", "first"])

@@ -16,6 +16,7 @@ from attncert.compile import compile_formula
 from attncert.kernel.all_lengths import checker as K
 from attncert.model.spec import Temperature
 from attncert.prove.all_lengths import prove_all_lengths
+from attncert.prove.all_lengths_certificate import certificate_to_dict
 
 
 def _prev(coef=None):
@@ -44,7 +45,7 @@ def tight():
 
 
 def _report(model, cert, edit):
-    d = copy.deepcopy(cert.to_dict())
+    d = copy.deepcopy(certificate_to_dict(cert))
     edit(d)
     rep = K.check(certificate_from_dict(d), model)
     assert not rep.accepted

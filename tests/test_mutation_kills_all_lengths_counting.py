@@ -14,6 +14,7 @@ from all_lengths_edits import first_failure as _failure
 from attncert.compile import compile_formula
 from attncert.kernel.all_lengths import checker as K
 from attncert.prove.all_lengths import prove_all_lengths
+from attncert.prove.all_lengths_certificate import certificate_to_dict
 
 MIXED = "2*#<[Q_a] - #>[Q_b] >= 1 | HALF(#>[Q_a])"
 MAJORITY = "#<[Q_1] > #<[Q_0]"
@@ -32,7 +33,11 @@ def majority():
 
 
 def _index(cert, kind, pred=lambda g: True):
-    return next(k for k, g in enumerate(cert.to_dict()["gadgets"]) if g["kind"] == kind and pred(g))
+    return next(
+        k
+        for k, g in enumerate(certificate_to_dict(cert)["gadgets"])
+        if g["kind"] == kind and pred(g)
+    )
 
 
 def _with_ffn(model, layer, **edits):

@@ -1,5 +1,6 @@
-"""The S1 statements of the hard kernel (kernel/hard/s1), pinned where a mutation survived
-(issue 34): the exact wording of the quoted results and the layer of Theorem 1."""
+"""The S1 statements on a certified instance (hard/s1_instance, kernel/hard/s1 before issue
+41), pinned where a mutation survived (issue 34): the exact wording of the quoted results
+and the layer of Theorem 1."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 
 from attncert.certificates.hard import Certificate
 from attncert.hard.pipeline import certify
+from attncert.hard.s1_instance import s1_statements
 from attncert.kernel.hard.checker import check
-from attncert.kernel.hard.s1 import s1_statements
 from attncert.model import random_model
 from attncert.model.exact import forward_exact
 from attncert.restriction import Restriction

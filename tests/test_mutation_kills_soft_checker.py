@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from flint import arb
 
+from attncert.certificates.soft import FloorClaim
 from attncert.kernel.core.failure import Failure
 from attncert.kernel.soft import checker as K
 from attncert.model import random_model
@@ -55,10 +56,11 @@ def test_the_parity_floor_is_refused_outside_its_readout_and_alphabet():
     """Kills ``x__floor_applies__mutmut_19`` (the refusal's text changed)."""
     text = "the PARITY floor needs the accept readout of a model over {0, 1}"
     sp = zoo_model("soft_parity_lm")
-    assert K._floor_applies({"kind": "parity"}, {"lm_difference": ["0", "1"]}, sp) == text
-    assert K._floor_applies({"kind": "parity"}, "accept", sp) is None
+    parity = FloorClaim("parity", 0.0)
+    assert K._floor_applies(parity, ("0", "1"), sp) == text
+    assert K._floor_applies(parity, "accept", sp) is None
     other = random_model(1, 1, 4, kind="softmax", alphabet="ab", seed=0)
-    assert K._floor_applies({"kind": "parity"}, "accept", other) == text
+    assert K._floor_applies(parity, "accept", other) == text
 
 
 @pytest.mark.parametrize("n", [0, 1])
@@ -68,7 +70,7 @@ def test_no_prefix_shorter_than_two_is_unbalanced_and_ends_with_a_closer(n):
     gives. Kills ``x__unbalanced__mutmut_4`` (P(U_n) = 1 there)."""
     pa = arb(1) / 3
     assert K._unbalanced(pa, n) == 0
-    floor = {"kind": "dyck2-bracket-type", "p": "1/3", "P_U": 0.0, "nats": 0.0}
+    floor = FloorClaim("dyck2-bracket-type", 0.0, p="1/3", p_u=0.0)
     assert K._check_floor(floor, 1.0, n, 1e-6) is None
     assert 0 < K._unbalanced(pa, 3) < 1  # "(()": unbalanced, ends with a closer
 

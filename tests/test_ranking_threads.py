@@ -29,9 +29,11 @@ def test_threaded_heads_give_the_sequential_ranking(monkeypatch, layers, heads, 
     assert {tr.head for tr in threaded} == set(range(heads))
 
 
-def test_the_kernel_checks_the_same_with_threaded_heads(monkeypatch):
-    """The kernel bounds a large layer's heads in threads; its verdict, facts and failures
-    are those of the sequential check — on an accepted certificate and on a tampered one."""
+def test_the_kernel_checks_the_same_on_any_number_of_threads():
+    """The kernel bounds a layer's heads on as many threads as its caller allows (issue 41:
+    the count is the untrusted caller's choice, ``workers``); its verdict, facts and
+    failures are those of the sequential check for every count — one, two, more threads
+    than heads, and a nonsensical count — on an accepted certificate and a tampered one."""
     import dataclasses
 
     from attncert.hard.pipeline import certify
@@ -41,22 +43,46 @@ def test_the_kernel_checks_the_same_with_threaded_heads(monkeypatch):
     model = random_model(2, 2, 8, seed=1)
     cert = certify(model, n=64, language="parity", verify=False)
     bad = dataclasses.replace(cert, dependency_sets=(*cert.dependency_sets[:-1], ()))
-    results = {}
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
-    for name, scale in (("sequential", 1), ("threaded", 1 << 40)):
-        monkeypatch.setattr(layers._Slots, "PARALLEL_SCALE", scale)
-        results[name] = [
+    asked = []
+
+    def run(workers):
+        return [
             (r.accepted, r.facts, tuple(map(str, r.failures)), r.output_dependency)
-            for r in (check(cert, model), check(bad, model))
+            for r in (check(cert, model, workers=workers), check(bad, model, workers=workers))
         ]
-    assert results["threaded"] == results["sequential"]
-    assert results["threaded"][0][0] is True and results["threaded"][1][0] is False
+
+    sequential = run(None)
+    for count in (1, 2, 7, 0, -3):
+        assert (
+            run(lambda heads, entries, k=count: asked.append((heads, entries)) or k) == sequential
+        )
+    assert sequential[0][0] is True and sequential[1][0] is False
+    assert asked and all(heads == 2 and entries > 0 for heads, entries in asked)
+    # the kernel runs its own per-head function on the threads, in head order
+    order = layers._map_heads(lambda h, x: (h, x), "abc", 1, lambda heads, entries: 3)
+    assert order == [(0, "a"), (1, "b"), (2, "c")]
+
+
+def test_the_search_side_check_gives_the_kernel_its_thread_count(monkeypatch):
+    """``attncert.hard.checker.check`` (what ``certify``, ``check`` and the report call) is
+    the kernel's check with :func:`attncert.hard.threads.head_workers` as the count."""
+    from attncert.hard import checker as H
+
+    seen = {}
+
+    def kernel(cert, model, *, workers=None):
+        seen["workers"] = workers
+        return "report"
+
+    monkeypatch.setattr(H, "kernel_check", kernel)
+    assert H.check("cert", "model") == "report"
+    assert seen["workers"] is H.head_workers
 
 
 def test_heads_get_threads_only_when_blas_is_single_threaded(monkeypatch):
     import os
 
-    from attncert.arith.threads import LARGE, head_workers
+    from attncert.hard.threads import LARGE, head_workers
 
     cores = min(2, os.cpu_count() or 1)
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")

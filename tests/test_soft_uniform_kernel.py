@@ -139,7 +139,8 @@ TAMPER = [
     ("version", _set(("version",), 2), "format/version", "version"),
     ("model", _set(("model", "sha256"), "0" * 64), "model.sha256", "hash"),
     ("garbage K", _set(("K",), "lots"), "K", "not a number"),
-    ("missing", lambda d: d["cases"][0].pop("steps"), "steps", "missing"),
+    # the reader (certificates.uniform) names the object the field is missing from
+    ("missing", lambda d: d["cases"][0].pop("steps"), "cases[0]", "missing field 'steps'"),
     ("floor kind", _set(("floor", "kind"), "bits"), "floor.kind", "unknown floor kind 'bits'"),
     (
         "class",
@@ -195,9 +196,9 @@ CLAIM_WHERE = {
     "version": ("format", "format/version"),
     "model": ("model", "model.sha256"),
     "garbage K": ("format", "K"),
-    "missing": ("format", "steps"),
+    "missing": ("format", "cases[0]"),
     "floor kind": ("floor", "floor.kind"),
-    "class": ("classes", "cases[0].classes[2]"),
+    "class": ("format", "cases[0].classes[2]"),  # malformed: read, not re-derived
     "bins type": ("format", "bins"),
     "z_lo alone": ("per_symbol", "cases[0].per_symbol[0].z_range"),
     "beta in full": ("heads", "cases[0].heads[0].beta"),

@@ -10,7 +10,17 @@ from __future__ import annotations
 import json
 
 from attncert.cli.main import main
-from attncert.trustbase import CHECKER_AND_EVALUATOR, CHECKERS, doc_rows, scan, trusted_base
+from attncert.trustbase import (
+    CHECKER_AND_EVALUATOR,
+    CHECKERS,
+    EXTRA,
+    KERNEL,
+    _measure,
+    _path,
+    doc_rows,
+    scan,
+    trusted_base,
+)
 
 SEARCH = (
     "attncert.hard",
@@ -53,6 +63,66 @@ def test_scan_sees_imports_inside_functions():
     m = scan("attncert.kernel.hard.checker")
     assert "attncert.languages.registry" in m.imports  # imported inside a function
     assert "attncert.arith.field" in m.imports
+
+
+def test_scan_sees_a_name_a_lazy_package_re_exports():
+    """``from attncert.languages import language`` loads ``languages.registry`` through the
+    package's lazy ``_LAZY`` table; the scan counts that module (before issue 41 it counted
+    nothing, and the soft checker's closure missed the languages it decides pairs with)."""
+    m = _measure("attncert.x", "def f():\n    from attncert.languages import language\n")
+    assert m.imports == ("attncert.languages.registry",)
+    m = _measure("attncert.y", "from attncert.model import Model, save_model\n")
+    assert m.imports == ("attncert.model.save", "attncert.model.spec")
+    closure = trusted_base().checker_closure(CHECKERS[1])
+    assert CHECKERS[1].name == "soft" and "attncert.languages.registry" in closure
+
+
+# issue 41: what only writes files or runs after the verdict, and where it went
+LEFT = {
+    "attncert.io": "attncert.jsonread reads; io writes",
+    "attncert.limits": "logic.syntax.MAX_FORMULA_DEPTH",
+    "attncert.arith.threads": "attncert.hard.threads",
+    "attncert.kernel.hard.s1": "attncert.hard.s1_instance",
+}
+WRITERS = (
+    "attncert.hard.certificate",
+    "attncert.soft.verify.certificate",
+    "attncert.prove.all_lengths_certificate",
+    "attncert.model.save",
+    "attncert.languages.save",
+    "attncert.hard.threads",
+    "attncert.hard.s1_instance",
+)
+
+
+def test_what_left_the_trusted_base_stays_out_and_a_contract_keeps_it_out():
+    import tomllib
+    from pathlib import Path
+
+    names = {m.name for m in trusted_base().modules}
+    assert not names & (set(LEFT) | set(WRITERS)), names & (set(LEFT) | set(WRITERS))
+    assert {
+        "attncert.jsonread",
+        "attncert.certificates.soft",
+        "attncert.certificates.uniform",
+        "attncert.kernel.verdict",
+        "attncert.kernel.core.hypotheses",
+    } <= names
+    # the certificate readers hold no writer (their writers moved to the search side)
+    for name in sorted(n for n in names if n.startswith("attncert.certificates.")):
+        text = _path(name).read_text()
+        assert "json.dumps" not in text and "def to_dict" not in text, name
+    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    contracts = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]["contracts"]
+    (tb,) = [c for c in contracts if c["id"] == "trusted-base"]
+
+    def under(module, prefixes):
+        return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+    for module in ("attncert.io", "attncert.limits", *WRITERS):
+        assert under(module, tb["forbidden_modules"]), module
+    for root in (*KERNEL, *EXTRA):  # the contract starts where the measurement starts
+        assert under(root, tb["source_modules"]), root
 
 
 def test_cli(capsys):

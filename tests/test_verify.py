@@ -29,6 +29,7 @@ from attncert.logic.interpreter import holds
 from attncert.logic.parser import parse
 from attncert.model import forward, random_model, zoo_model
 from attncert.soft.verify import verify
+from attncert.soft.verify.certificate import certificate_to_dict, certificate_to_json
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_model_v2 import v2_model
@@ -319,14 +320,14 @@ def wrong_tree(prev_model):
     the last-symbol language) and one with exhaustive leaves."""
     out = verify(prev_model, last_one(), 12, exhaustive=0, progress=False)
     assert out.check.accepted and out.check.wrong > 0
-    return out.certificate.to_dict()
+    return certificate_to_dict(out.certificate)
 
 
 @pytest.fixture(scope="module")
 def exhaustive_tree():
     out = verify(random_model(1, 2, 8, kind="softmax", seed=5), "parity", 6, progress=False)
     assert out.check.accepted and out.leaf_counts()["exhaustive"] >= 1 and out.check.wrong > 0
-    return out.certificate.to_dict()
+    return certificate_to_dict(out.certificate)
 
 
 def _rejects(data, model, claim, match):
@@ -447,7 +448,7 @@ def test_missing_or_false_witnesses_are_rejected(wrong_tree, exhaustive_tree, pr
     # of this model holds both, and one free symbol changed turns a witness into one
     mixed = verify(prev_model, "parity", 10, exhaustive=0, progress=False)
     assert mixed.check.accepted
-    data = mixed.certificate.to_dict()
+    data = certificate_to_dict(mixed.certificate)
     k = _first(data, lambda nd: nd.get("leaf", {}).get("witness"))
     w, rho = data["nodes"][k]["leaf"]["witness"], _cube_of(data, k)
     p = rho.index("*")
@@ -620,7 +621,7 @@ def test_counts_beyond_python_s_decimal_limit_round_trip():
     model = compile_formula("Q_1", "temperature", alphabet="01")
     out = verify(model, last_one(), 16384, time_limit=60, progress=False)
     assert out.proved == "correct" and out.check.right == 2**16384
-    data = json.loads(out.certificate.to_json())
+    data = json.loads(certificate_to_json(out.certificate))
     assert data["totals"]["right"].startswith("0x")
     again = certificate_from_dict(data)
     assert again.right == 2**16384 and check(again, model).accepted

@@ -22,6 +22,7 @@ import pytest
 from attncert.languages import language
 from attncert.model import forward, zoo_model
 from attncert.soft.verify import verify
+from attncert.soft.verify.certificate import certificate_to_dict
 from attncert.soft.verify.witness import carve_path, holds
 
 
@@ -177,7 +178,7 @@ def test_a_tampered_carve_is_rejected():
     model = zoo_model("trained_parity")
     out = verify(model, "parity", 64, time_limit=0.5, progress=False)
     assert out.proved == "wrong"
-    data = out.certificate.to_dict()
+    data = certificate_to_dict(out.certificate)
     k = next(i for i, nd in enumerate(data["nodes"]) if nd.get("leaf", {}).get("witness"))
 
     def rejects(edit, claim, match):

@@ -33,6 +33,7 @@ _LAZY = {
     "parse": "attncert.logic",
     "certify": "attncert.hard.pipeline",
     "check": "attncert.hard.checker",
+    "save_certificate": "attncert.hard.certificate",
     "Certificate": "attncert.hard",
     "Restriction": "attncert.hard",
     "compile_formula": "attncert.compile",

@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 
 from attncert.errors import ParameterError
-from attncert.io import MAX_JSON_BYTES as MAX_JSON_BYTES  # re-exported: see "files" below
-from attncert.io import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+from attncert.jsonread import MAX_JSON_BYTES as MAX_JSON_BYTES  # re-exported: see "files"
+from attncert.jsonread import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 
 GiB = 2**30
 
@@ -32,15 +32,13 @@ MEMORY_BUDGET = 8 * GiB
 
 # -- files -------------------------------------------------------------------------------
 # MAX_JSON_DEPTH (100 levels) and MAX_JSON_BYTES (2 GiB) are defined with the JSON reader in
-# attncert.io (the trusted kernel reads files with them) and re-exported here.
+# attncert.jsonread (the trusted kernel reads files with them) and re-exported here.
 
 # -- formulas ----------------------------------------------------------------------------
-#: Deepest formula syntax tree (operators nested inside each other, e.g. ``!!!…Q_a`` or a
-#: left-nested chain ``Q_a & Q_b & …``). The printer, the interpreter, the compiler and
-#: the hashing of frozen dataclasses recurse once or twice per level; Python's default
-#: recursion limit (1,000 frames) is safe below this depth. Parentheses around a formula
-#: do not add depth.
-MAX_FORMULA_DEPTH = 200
+# MAX_FORMULA_DEPTH (200 nested operators) is defined with the syntax tree that enforces it,
+# attncert.logic.syntax (the trusted all-length certificate reader builds formulas, and
+# needs no other cap), and re-exported here on first use (__getattr__ below: importing
+# attncert.logic loads the parser, which imports this module).
 #: Longest formula text (characters).
 MAX_FORMULA_CHARS = 100_000
 
@@ -188,3 +186,12 @@ def check_run_size(n_tokens: int, heads: int, *, what: str = "STRING") -> None:
             where=what,
             expected=f"at most {most} tokens",
         )
+
+
+def __getattr__(name: str) -> int:
+    """:data:`MAX_FORMULA_DEPTH`, re-exported from :mod:`attncert.logic.syntax` on first use."""
+    if name == "MAX_FORMULA_DEPTH":
+        from attncert.logic.syntax import MAX_FORMULA_DEPTH
+
+        return MAX_FORMULA_DEPTH
+    raise AttributeError(f"module 'attncert.limits' has no attribute {name!r}")

@@ -3,10 +3,13 @@ imports, directly or not, with its size — what must be right for a CHECKED ver
 be right.
 
 The import graph is read from the source with :mod:`ast` (imports inside functions
-included), starting from the kernel's modules; :mod:`attncert.model.serialize` is added
-by hand because it computes every model's content hash (registered into the spec at
-import time, so no import statement points at it). Package ``__init__`` files are lazy
-and import nothing the kernel uses, so they are not counted.
+included), starting from the kernel's modules — each checker's entry points and
+:mod:`attncert.kernel.verdict`, where every verdict word is decided;
+:mod:`attncert.model.serialize` is added by hand because it computes every model's content
+hash (registered into the spec at import time, so no import statement points at it).
+Package ``__init__`` files are lazy and import nothing the kernel uses, so they are not
+counted; a name imported from such a package (``from attncert.languages import language``)
+is counted as the module its ``_LAZY`` table names.
 
     attncert trust            # the table
     attncert trust --json
@@ -41,7 +44,7 @@ class Checker:
 CHECKERS = (
     Checker(
         "hard",
-        ("attncert.kernel.hard.checker", "attncert.kernel.hard.s1", "attncert.kernel.hard.decide"),
+        ("attncert.kernel.hard.checker", "attncert.kernel.hard.decide"),
         "restriction certificates (Hahn, Theorem 1 / Corollary 2): certify, check",
     ),
     Checker(
@@ -71,9 +74,22 @@ CHECKERS = (
         "Theorem 26 at every length (Yang et al., Lemma 24): prove dyck2 --all-lengths",
     ),
     Checker(
+        "horizon",
+        ("attncert.kernel.horizon.checker",),
+        "certified accuracy at every length of an interval, without enumerating lengths "
+        "(issue 40): verify --lengths",
+    ),
+    Checker(
         "core",
         ("attncert.kernel.core.trace",),
         "the rigorous forward pass every rigorous evaluation uses (soft pairs, eval)",
+    ),
+    # not a checker: the one module that turns checked facts into verdict words (issue 41)
+    Checker(
+        "verdict",
+        ("attncert.kernel.verdict",),
+        "every verdict word (CERTIFIED … REFUTED) from the checkers' reports and checked "
+        "fields: every command, the report and check print what it returns",
     ),
 )
 KERNEL = tuple(root for c in CHECKERS for root in c.roots)
@@ -89,7 +105,6 @@ CHECKER_AND_EVALUATOR = (
     "attncert.arith.enclose",
     "attncert.arith.rows",
     "attncert.arith.positionwise",
-    "attncert.arith.threads",
 )
 
 
@@ -211,6 +226,42 @@ def _docstring_lines(tree: ast.Module) -> set[int]:
     return out
 
 
+@cache
+def _lazy_names(package: str) -> dict[str, str]:
+    """A lazy package's ``_LAZY`` table (name → module), read from its ``__init__``."""
+    p = _path(package)
+    if p is None or p.name != "__init__.py":
+        return {}
+    for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
+            return {
+                k.value: v.value
+                for k, v in zip(node.value.keys, node.value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+            }
+    return {}
+
+
+def _resolve(name: str) -> str | None:
+    """The attncert module an imported dotted name stands for: the longest prefix that is a
+    module of the tree, or, for a name a lazy package re-exports, the module it names."""
+    parts = name.split(".")
+    for k in range(len(parts), 1, -1):
+        cand = ".".join(parts[:k])
+        p = _path(cand)
+        if p is not None and p.name != "__init__.py":
+            return cand
+        if p is not None and k < len(parts):  # a package: one of its lazy names?
+            target = _lazy_names(cand).get(parts[k])
+            if target is not None:
+                return _resolve(target) if _path(target) is None else target
+    return None
+
+
 def scan(module: str) -> Module:
     """Size and imports of one attncert module."""
     path = _path(module)
@@ -240,14 +291,9 @@ def _measure(module: str, text: str) -> Module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         for name in names:
             if name.startswith("attncert."):
-                # the longest prefix that is a module of the tree
-                parts = name.split(".")
-                for k in range(len(parts), 1, -1):
-                    cand = ".".join(parts[:k])
-                    p = _path(cand)
-                    if p is not None and p.name != "__init__.py":
-                        internal.add(cand)
-                        break
+                target = _resolve(name)
+                if target is not None:
+                    internal.add(target)
             elif not name.startswith("attncert"):
                 top = name.split(".")[0]
                 if top not in sys.stdlib_module_names:

@@ -1,4 +1,6 @@
-"""The all-length agreement certificate: format, reading and writing (issue 23).
+"""The all-length agreement certificate: its format, as values, and its reader (trusted;
+issue 23). The writer, with :func:`formula_to_json`, is
+:mod:`attncert.prove.all_lengths_certificate`, on the prover's side.
 
 A certificate says, for one model (by content hash) and one formula φ: the model's
 designated coordinate equals [φ at i] at every position i of every string of every
@@ -10,7 +12,7 @@ Versioned JSON (``format: "attncert-all-lengths-certificate"``, ``version: 1``):
 
     {
       "format": "attncert-all-lengths-certificate", "version": 1,
-      "formula": ["prev", ["atom", "1"]],    # the claim, as a tree (formula_to_json)
+      "formula": ["prev", ["atom", "1"]],    # the claim, as a tree (formula_from_json)
       "formula_text": "prev Q_1",           # the same in the text syntax (checked)
       "construction": "compiled",            # or "proposition11"
       "regime": "temperature",               # the compiler's regime (informative)
@@ -24,8 +26,8 @@ Versioned JSON (``format: "attncert-all-lengths-certificate"``, ``version: 1``):
     }
 
 **Gadgets** (``kind`` and coordinates; every coordinate index is 0-based, layers
-0-based; ``formula`` as a JSON tree — :func:`formula_to_json`, so that the checker needs no
-parser — and ``term`` likewise, e.g. ``["left", ["atom", "1"]]`` for #←[Q_1]):
+0-based; ``formula`` as a JSON tree — :func:`formula_from_json`, so that the checker needs
+no parser — and ``term`` likewise, e.g. ``["left", ["atom", "1"]]`` for #←[Q_1]):
 
 * ``bool`` — ``coord`` = [``formula``] computed by the FFN of ``layer`` from the exact
   Booleans ``inputs`` (¬, ∧, ∨, the guard ψ ∨ ¬φ, the flag [n = 1], = / ≠ of two
@@ -59,15 +61,14 @@ stored one field by field, then checks the proof (rules R1–R5).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attncert.errors import SpecError
-from attncert.io import check_header, read_json, write_atomic
-from attncert.io import require as _field
+from attncert.jsonread import check_header, read_json
+from attncert.jsonread import require as _field
 from attncert.logic import syntax as s
 
 FORMAT = "attncert-all-lengths-certificate"
@@ -76,7 +77,7 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class AllLengthsCertificate:
-    formula: Any  # the JSON tree (formula_to_json)
+    formula: Any  # the JSON tree (formula_from_json reads it)
     construction: str
     regime: str | None
     model_sha256: str
@@ -96,29 +97,6 @@ class AllLengthsCertificate:
     @property
     def formula_text(self) -> str:
         return s.to_text(self.claim)
-
-    def to_dict(self) -> dict[str, Any]:
-        model: dict[str, Any] = {"sha256": self.model_sha256, "name": self.model_name}
-        if self.model_source is not None:
-            model["source"] = self.model_source
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "formula": self.formula,
-            "formula_text": self.formula_text,
-            "construction": self.construction,
-            "regime": self.regime,
-            "model": model,
-            "coordinate": self.coordinate,
-            "N0": self.n0,
-            "gadgets": list(self.gadgets),
-            "inequalities": list(self.inequalities),
-            "bounded": self.bounded,
-            "trace": self.trace,
-        }
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        write_atomic(Path(path), json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
 
 
 def certificate_from_dict(d: Any, where: str = "certificate") -> AllLengthsCertificate:
@@ -182,39 +160,10 @@ _BINARY = {"and": s.And, "or": s.Or, "since": s.Since, "until": s.Until}
 MAX_DEPTH = 200
 
 
-def formula_to_json(f: s.Formula) -> list[Any]:
-    """A formula as a JSON tree: ``["since", ["atom", "a"], ["atom", "b"]]``, counts as
-    ``["left"|"right", F]``, comparisons as ``["compare", [[[k, T], ...], c], op, [...]]``."""
-    for name, cls in _NULLARY.items():
-        if type(f) is cls:
-            return [name]
-    if isinstance(f, s.Atom):
-        return ["atom", f.symbol]
-    for name, cls in _UNARY.items():
-        if type(f) is cls:
-            return [name, formula_to_json(f.arg)]
-    for name, cls in _BINARY.items():
-        if type(f) is cls:
-            return [name, formula_to_json(f.left), formula_to_json(f.right)]
-    if isinstance(f, s.PosPred):
-        return ["pospred", f.pred]
-    if isinstance(f, s.CountPred):
-        return ["countpred", f.pred, term_to_json(f.term)]
-    if isinstance(f, s.Compare):
-        return ["compare", _lin_to_json(f.left), f.op.value, _lin_to_json(f.right)]
-    raise SpecError(f"not a formula: {f!r}")
-
-
-def term_to_json(t: s.CountTerm) -> list[Any]:
-    return ["left" if isinstance(t, s.CountLeft) else "right", formula_to_json(t.arg)]
-
-
-def _lin_to_json(lin: s.Linear) -> list[Any]:
-    return [[[k, term_to_json(t)] for k, t in lin.terms], lin.const]
-
-
 def formula_from_json(obj: Any, where: str = "formula", depth: int = 0) -> s.Formula:
-    """Inverse of :func:`formula_to_json`; SpecError naming ``where`` on malformed input."""
+    """A formula from its JSON tree (the inverse of
+    :func:`attncert.prove.all_lengths_certificate.formula_to_json`); SpecError naming
+    ``where`` on malformed input."""
     if depth > MAX_DEPTH:
         raise SpecError("formula nested too deeply", where=where)
     if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):

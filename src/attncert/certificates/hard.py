@@ -1,4 +1,5 @@
-"""The restriction certificate: format, reading and writing.
+"""The restriction certificate: its format, as values, and its reader (trusted; the writer
+is :mod:`attncert.hard.certificate`, on the search side).
 
 A certificate says, for one model (by content hash) and one input length n:
 
@@ -55,16 +56,14 @@ are 0-based input indices.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from attncert.errors import SpecError
-from attncert.io import check_header, read_json, write_atomic
-from attncert.io import require as _field
+from attncert.jsonread import check_header, read_json
+from attncert.jsonread import require as _field
 from attncert.restriction import Restriction
 
 FORMAT = "attncert-certificate"
@@ -138,69 +137,6 @@ class Certificate:
         if not (0 < eta < Fraction(1, 2) and 0 < q < 1 and delta > 0 and (1 + delta) * q < 1):
             return None
         return eta, q, delta
-
-    # ----- JSON ---------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        mis = None
-        if self.misclassified is not None:
-            m = self.misclassified
-            mis = {
-                "strings": list(m.strings),
-                "membership": list(m.membership),
-                "decisions": list(m.decisions),
-            }
-        if self.witness is not None or self.fixed_dependence:
-            version = VERSION
-        else:  # what an older writer wrote: unchanged files stay byte-identical
-            version = 2 if self.model_source is not None else 1
-        extra: dict[str, Any] = {}
-        if self.witness is not None:
-            extra["witness"] = {
-                "strings": list(self.witness.strings),
-                "decisions": list(self.witness.decisions),
-            }
-        if self.fixed_dependence:
-            extra["fixed_dependence"] = [
-                {"position": f.position + 1, "symbol": f.symbol, "decision": f.decision}
-                for f in self.fixed_dependence
-            ]
-        return {
-            "format": FORMAT,
-            "version": version,
-            "model": {
-                "sha256": self.model_sha256,
-                "name": self.model_name,
-                **({} if self.model_source is None else {"source": self.model_source}),
-            },
-            "n": self.n,
-            "alphabet": list(self.alphabet),
-            "language": self.language,
-            "max_deps": self.max_deps,
-            "free_symbols": list(self.restrictions[0].symbols) if self.restrictions else [],
-            "restrictions": [str(r) for r in self.restrictions],
-            "dependency_sets": [
-                [[u + 1 for u in s] for s in layer] for layer in self.dependency_sets
-            ],
-            **(
-                {"stages": [{"stage1": str(a), "stage2": str(b)} for a, b in self.stages]}
-                if self.stages
-                else {}
-            ),
-            "output": {
-                "position": self.output_position,
-                "dependency_set": [u + 1 for u in self.output_dependency],
-            },
-            "misclassified": mis,
-            **extra,
-            "note": self.note,
-            "trace": self.trace,
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1) + "\n"
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        return write_atomic(path, self.to_json())
 
 
 def _positions(value: Any, where: str) -> tuple[int, ...]:

@@ -40,20 +40,19 @@ accuracy under the uniform distribution on Σⁿ.
 
 Counts are written as decimal strings, since they exceed 2⁵³ (hexadecimal ``0x…`` beyond
 about 3,900 digits). The checker is
-:mod:`attncert.kernel.verify.checker`.
+:mod:`attncert.kernel.verify.checker`. This module holds the format's values and its reader
+(trusted); the writer is :mod:`attncert.soft.verify.certificate`, on the search side.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from attncert.errors import SpecError
-from attncert.io import check_header, read_json, write_atomic
-from attncert.io import require as _field
+from attncert.jsonread import check_header, read_json
+from attncert.jsonread import require as _field
 
 FORMAT = "attncert-verify-certificate"
 VERSION = 1
@@ -76,24 +75,6 @@ class Leaf:
     witness: str | None = None
     reason: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "bound":
-            out.update(method=self.method, decision=self.decision)
-            if self.base is not None:
-                out["base"] = self.base
-            out["z_range"] = list(self.z_range or ())
-        if self.kind in ("bound", "exhaustive"):
-            out.update(
-                members=count_text(self.members),
-                right=count_text(self.right),
-                wrong=count_text(self.wrong),
-                witness=self.witness,
-            )
-        if self.kind == "open":
-            out["reason"] = self.reason
-        return out
-
 
 @dataclass(frozen=True)
 class Node:
@@ -101,14 +82,6 @@ class Node:
     symbol: str | None
     split: int | None = None  # 1-based position, internal nodes
     leaf: Leaf | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"parent": self.parent, "symbol": self.symbol}
-        if self.split is not None:
-            out["split"] = self.split
-        if self.leaf is not None:
-            out["leaf"] = self.leaf.to_dict()
-        return out
 
 
 @dataclass(frozen=True)
@@ -125,33 +98,6 @@ class VerifyCertificate:
     undecided: int
     tolerance: float = TOLERANCE
     trace: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        model: dict[str, Any] = {"name": self.model_name, "sha256": self.model_sha256}
-        if self.model_source is not None:
-            model["source"] = self.model_source
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "model": model,
-            "language": self.language,
-            "n": self.n,
-            "alphabet": "".join(self.alphabet),
-            "tolerance": self.tolerance,
-            "nodes": [nd.to_dict() for nd in self.nodes],
-            "totals": {
-                "right": count_text(self.right),
-                "wrong": count_text(self.wrong),
-                "undecided": count_text(self.undecided),
-            },
-            "trace": self.trace,
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n"
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        return write_atomic(path, self.to_json())
 
 
 HEX_FROM_BITS = 13_000  # beyond ≈ 3,900 decimal digits counts are written in hexadecimal

@@ -20,7 +20,7 @@ from attncert.errors import AttncertError
 
 # one OpenBLAS thread per process unless the user says otherwise: attncert runs a large
 # layer's heads in threads and sweeps in processes itself, and a second BLAS thread per
-# product oversubscribes 2 cores (attncert.arith.threads); set before numpy is imported
+# product oversubscribes 2 cores (attncert.hard.threads); set before numpy is imported
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 EXIT_OK = 0

@@ -574,7 +574,7 @@ def compile_formula(
     formula, every head's pattern, gap and temperature, and every node's output
     coordinate; with ``language`` (a name of :func:`attncert.languages.language` over
     the same alphabet: the language the formula defines, checked against the formula on
-    short strings by :func:`attncert.compile.library.check_language`) also
+    short strings by :func:`attncert.compile.language_check.check_language`) also
     ``meta["language"]``, the default language of ``verify``, ``report`` and ``certify``.
     """
     if isinstance(formula, str):
@@ -586,7 +586,7 @@ def compile_formula(
     reg = Regime.parse(regime)
     syms = _alphabet(formula, alphabet)
     if language is not None:
-        from attncert.compile.library import check_language
+        from attncert.compile.language_check import check_language
 
         language = check_language(language, syms, formula)
     comp = FormulaCompiler(formula, reg, syms)

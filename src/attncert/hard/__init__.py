@@ -25,6 +25,7 @@ from typing import Any
 _LAZY = {
     "Certificate": "attncert.hard.certificate",
     "load_certificate": "attncert.hard.certificate",
+    "save_certificate": "attncert.hard.certificate",
     "CertificationFailed": "attncert.hard.pipeline",
     "Options": "attncert.hard.pipeline",
     "certify": "attncert.hard.pipeline",

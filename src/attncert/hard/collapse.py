@@ -37,7 +37,6 @@ from attncert.arith import enclose
 from attncert.arith.field import Number, escalate
 from attncert.arith.filter import Enclosed, row_bounds, score_pairs
 from attncert.arith.rows import RowGraph
-from attncert.arith.threads import map_heads
 from attncert.errors import AttncertError
 from attncert.hard.tables import (
     Evaluation,
@@ -47,6 +46,7 @@ from attncert.hard.tables import (
     restrict_table,
     stack_values,
 )
+from attncert.hard.threads import map_heads
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
 

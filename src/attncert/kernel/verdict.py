@@ -146,6 +146,7 @@ def hard(
     language: str | None,
     misclassified: bool,
     witness: bool,
+    n: int | None = None,
 ) -> Assessment:
     """A restriction certificate's verdict from the hard checker's ``report``
     (:class:`attncert.kernel.hard.checker.CheckReport`), the model and the certificate's
@@ -176,9 +177,14 @@ def hard(
     if not report.nonconstant:
         trivial.append(
             "no non-constancy witness was checked"
-            + ("" if witness else " (the certificate carries none)")
-            + ": the model may be constant at this n, and a restriction then shows nothing "
-            "a constant function would not satisfy"
+            + (
+                ""
+                if witness
+                else " (the certificate carries none: one of format version ≤ 2, or a search "
+                "that found no two strings with different decisions)"
+            )
+            + f": the model may be constant at {'this n' if n is None else f'n = {n}'}, and a "
+            "restriction then shows nothing a constant function would not satisfy"
         )
     if language is not None and not misclassified:
         trivial.append(
@@ -428,4 +434,5 @@ def hard_certificate(cert, model: Model, report) -> Assessment:
         language=cert.language,
         misclassified=cert.misclassified is not None,
         witness=cert.witness is not None,
+        n=cert.n,
     )

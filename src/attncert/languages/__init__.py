@@ -41,7 +41,7 @@ _LAZY = {
     "language": "attncert.languages.registry",
     "load_dfa": "attncert.languages.dfa",
     "recorded_language": "attncert.languages.registry",
-    "save_dfa": "attncert.languages.dfa",
+    "save_dfa": "attncert.languages.save",
 }
 
 __all__ = sorted(_LAZY)

@@ -34,11 +34,10 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from attncert.errors import InputError, SpecError
-from attncert.io import check_header, read_json, write_json
+from attncert.jsonread import check_header, read_json
 from attncert.languages.base import Language, Word, check_alphabet
 
 FORMAT = "attncert-dfa"
@@ -341,11 +340,6 @@ class DFA(Language):
                     err.message, where=f"{source}: {err.where}", expected=err.expected
                 ) from None
             raise
-
-
-def save_dfa(dfa: DFA, path: str | os.PathLike[str]) -> Path:
-    """Write ``dfa`` as JSON (atomically)."""
-    return write_json(path, dfa.to_dict())
 
 
 def load_dfa(path: str | os.PathLike[str]) -> DFA:

@@ -17,7 +17,7 @@ Malformed text raises :class:`FormulaSyntaxError` (a :class:`~attncert.errors.Sp
 naming line, column and the tokens that would have been accepted. The syntax tree is
 built while the LALR parser reduces (no recursive pass over a parse tree), so nesting
 costs no Python stack: parentheses may nest arbitrarily, and operators up to
-:data:`~attncert.limits.MAX_FORMULA_DEPTH` (deeper trees are refused with that limit).
+:data:`~attncert.logic.syntax.MAX_FORMULA_DEPTH` (deeper trees are refused with that limit).
 Texts longer than :data:`~attncert.limits.MAX_FORMULA_CHARS` characters are refused.
 """
 

@@ -20,9 +20,12 @@ printer lives with the tree it prints, so that ``str`` needs no import back into
 module.
 
 Every node knows its nesting depth (:func:`depth`); a tree deeper than
-:data:`~attncert.limits.MAX_FORMULA_DEPTH` is refused when it is built (a
+:data:`MAX_FORMULA_DEPTH` is refused when it is built (a
 :class:`~attncert.errors.SpecError` stating the limit), because the printer, the
 interpreter, the compiler and the hashing of frozen dataclasses recurse over the tree.
+The limit is defined here, next to the tree that enforces it, and re-exported by
+:mod:`attncert.limits` with the other caps (the all-length certificate reader, which is
+trusted, builds formulas; it needs this one limit, not the CLI's).
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 from attncert.errors import SpecError
-from attncert.limits import MAX_FORMULA_DEPTH
 from attncert.logic.numpred import predicate
 
 __implements__ = (
@@ -40,6 +42,13 @@ __implements__ = (
     "Yang Definition 14",
     "Yang Definition 19",
 )
+
+#: Deepest formula syntax tree (operators nested inside each other, e.g. ``!!!…Q_a`` or a
+#: left-nested chain ``Q_a & Q_b & …``). The printer, the interpreter, the compiler and
+#: the hashing of frozen dataclasses recurse once or twice per level; Python's default
+#: recursion limit (1,000 frames) is safe below this depth. Parentheses around a formula
+#: do not add depth.
+MAX_FORMULA_DEPTH = 200
 
 
 class Formula:

@@ -48,7 +48,7 @@ _LAZY = {
     "model_to_arrays": "attncert.model.build",
     "model_to_dict": "attncert.model.serialize",
     "random_model": "attncert.model.zoo",
-    "save_model": "attncert.model.serialize",
+    "save_model": "attncert.model.save",
     "zoo_model": "attncert.model.zoo",
     "zoo_names": "attncert.model.zoo",
     "zoo_description": "attncert.model.zoo",

@@ -40,13 +40,12 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from attncert.errors import SpecError
-from attncert.io import canonical_json, read_json, write_atomic
+from attncert.jsonread import canonical_json, read_json
 from attncert.model.positional import PosFeature
 from attncert.model.spec import (
     BIAS_FIELDS,
@@ -502,11 +501,6 @@ def model_to_json(model: Model) -> str:
     payload = model_to_dict(model)
     payload["sha256"] = model.digest
     return json.dumps(payload, allow_nan=False) + "\n"
-
-
-def save_model(model: Model, path: str | os.PathLike[str]) -> Path:
-    """Write ``model`` to ``path`` as JSON (atomically) with its content hash."""
-    return write_atomic(path, model_to_json(model))
 
 
 def load_model(path: str | os.PathLike[str]) -> Model:

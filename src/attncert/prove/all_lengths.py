@@ -43,11 +43,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from attncert.certificates.all_lengths import (
-    AllLengthsCertificate,
-    formula_from_json,
-    formula_to_json,
-)
+from attncert.certificates.all_lengths import AllLengthsCertificate, formula_from_json
 from attncert.errors import UnsupportedError
 from attncert.kernel.all_lengths import checker as K
 from attncert.kernel.all_lengths.closed_form import (
@@ -62,6 +58,7 @@ from attncert.logic.parser import parse
 from attncert.logic.printer import to_text
 from attncert.model.spec import Model
 from attncert.prove.all_lengths_build import construction
+from attncert.prove.all_lengths_certificate import formula_to_json
 from attncert.prove.all_lengths_search import (
     FAR,
     BoundFailure,

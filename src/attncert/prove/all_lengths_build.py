@@ -11,7 +11,6 @@ from typing import Any
 
 from flint import fmpq
 
-from attncert.certificates.all_lengths import formula_to_json, term_to_json
 from attncert.errors import UnsupportedError
 from attncert.kernel.all_lengths.closed_form import q_str
 from attncert.kernel.all_lengths.view import ModelView, NotSupported, embedding_val
@@ -19,6 +18,7 @@ from attncert.logic import syntax as s
 from attncert.logic.parser import parse
 from attncert.logic.printer import to_text
 from attncert.model.spec import Model
+from attncert.prove.all_lengths_certificate import formula_to_json, term_to_json
 
 BUDGET = fmpq(1, 4)  # Lemma 9's rounding tolerates any error ≤ 1/4
 

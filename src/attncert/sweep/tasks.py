@@ -163,9 +163,9 @@ def resolve_model(spec: str, seed: int = 0):
 def certify_task(cell: Cell) -> dict[str, Any]:
     """Theorem 1 restriction certificate, checked by the independent checker."""
     from attncert.errors import SolverTimeout
+    from attncert.hard.checker import check  # the kernel's check, heads in threads
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard.checker import check
     from attncert.kernel.verdict import not_found
     from attncert.model import harden
 

@@ -120,10 +120,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from attncert.hard.certificate import certificate_to_dict, save_certificate
+    from attncert.hard.checker import check
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess
     from attncert.io import check_output_path
-    from attncert.kernel.hard.checker import check
     from attncert.kernel.verdict import not_found
     from attncert.model import harden
 
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     cert.trace["seconds_check"] = round(report.seconds, 3)
     assessment = assess(cert, model, report)
     if args.output and report.accepted:
-        cert.save(args.output)
+        save_certificate(cert, args.output)
     summary = summarize(cert, assessment, report)
     if report.accepted:
         from attncert.hard.verdict import dependence_text
@@ -207,7 +208,11 @@ def run(args: argparse.Namespace) -> int:
                 summary["soft_pair"] = {**pair.to_dict(), "text": pair.sentence(language)}
     if args.json:
         print_json(
-            {"verdict": assessment.verdict.value, "certificate": cert.to_dict(), "summary": summary}
+            {
+                "verdict": assessment.verdict.value,
+                "certificate": certificate_to_dict(cert),
+                "summary": summary,
+            }
         )
     else:
         print(render(cert, summary, assessment))

@@ -19,7 +19,7 @@ finished reported as INCOMPLETE) or a ``proofs/`` tree (see :mod:`attncert.proof
     attncert check report/                   # a report directory (attncert report -o report/)
 
 After the check, every statement of the supplement's formal proof (S1) that can be
-re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.kernel.hard.s1`).
+re-derived on the instance is listed (``--no-s1`` skips this; :mod:`attncert.hard.s1_instance`).
 
 Without MODEL, the certificate's ``model.source`` is used (a zoo name, a path relative
 to the certificate, or an embedded model, hardened if it says so); either way the
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return _check_other(path, args.model, args.json)
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
+    from attncert.hard.checker import check  # the kernel's check, heads in threads
     from attncert.hard.verdict import assess
-    from attncert.kernel.hard.checker import check
 
     cert = load_certificate(path)
     model = load_model_arg(args.model) if args.model is not None else resolve_model(cert, path)
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     assessment = assess(cert, model, report)
     s1 = ()
     if report.accepted and not args.no_s1:
-        from attncert.kernel.hard.s1 import s1_statements
+        from attncert.hard.s1_instance import s1_statements
 
         s1 = s1_statements(cert, model)
     if args.json:
@@ -165,7 +165,9 @@ def _check_tree(path: Path, as_json: bool) -> int:
     else:
         print(render(report))
     if not report.results and not report.problems:  # nothing checked is never a pass
-        print(f"attncert check: {path}: no proof artifact found: nothing was checked", file=sys.stderr)
+        print(
+            f"attncert check: {path}: no proof artifact found: nothing was checked", file=sys.stderr
+        )
         return 3
     return 0 if report.ok else 1
 

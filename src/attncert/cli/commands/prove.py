@@ -203,6 +203,7 @@ def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
 
     from attncert.errors import InputError
     from attncert.prove.all_lengths import prove_all_lengths
+    from attncert.prove.all_lengths_certificate import save_certificate
 
     for flag, bad in (
         ("--max-len", args.max_len is not None),
@@ -243,7 +244,7 @@ def _all_lengths(args: argparse.Namespace, formula, alphabet) -> int:
     )
     verdict = bounded_proof(res.verdict).verdict  # proved / counterexample / rejected / partial
     if args.output and res.certificate is not None:
-        res.certificate.save(args.output)
+        save_certificate(res.certificate, args.output)
     if args.json:
         print_json({**res.to_dict(), "verdict": verdict.value})
         return verdict.exit_code

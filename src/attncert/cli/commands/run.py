@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from attncert.cli.common import add_json_flag, add_model_argument, load_model_arg, print_json
+from attncert.errors import InputError
 from attncert.limits import check_run_size
 from attncert.model import forward, forward_exact
 from attncert.model.spec import AttentionKind, Model
@@ -70,6 +71,12 @@ def evaluate(model: Model, string: str, *, exact: bool, trace: bool) -> dict[str
 
 def _text(rec: dict[str, Any]) -> list[str]:
     verdict = "accept" if rec["accept"] else "reject"
+    if "logit_range" in rec:
+        lo, hi = rec["logit_range"]
+        runs = " ".join(f"{s}^{k}" for s, k in rec["string"])
+        return [
+            f"{verdict}  logit ∈ [{lo!r}, {hi!r}]  {runs} (n = {rec['length']}; {rec['evaluator']})"
+        ]
     logit = rec.get("logit_exact", repr(rec["logit"]))
     lines = [f"{verdict}  logit={logit}  {rec['string']!r}  ({rec['evaluator']})"]
     for a in rec.get("attention", []):
@@ -83,12 +90,40 @@ def _text(rec: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _rle_record(model: Model, text: str) -> dict[str, Any]:
+    """A run-length string (``[["0", 1], ["1", 485165196]]``, as ``verify --lengths``
+    writes witnesses): written out when short, else decided by the kernel's pattern bound."""
+    from attncert.soft.horizon.witness import decide_rle, parse_rle
+
+    runs = parse_rle(text)
+    d = decide_rle(model, runs)
+    if d.accept is None:
+        raise InputError(
+            f"the bound leaves the sign open on this string of length {d.n}: logit ∈ "
+            f"[{d.z_lo!r}, {d.z_hi!r}]"
+        )
+    return {
+        "string": [[s, k] for s, k in runs],
+        "length": d.n,
+        "evaluator": d.how,
+        "accept": d.accept,
+        "logit": d.z_lo if d.z_lo == d.z_hi else None,
+        "logit_range": [d.z_lo, d.z_hi],
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     model = load_model_arg(args.model)
     heads = sum(len(layer.heads) for layer in model.layers)
-    for s in args.strings:
+    plain = [s for s in args.strings if not s.startswith("[")]
+    for s in plain:
         check_run_size(model.n_tokens(len(s)), heads, what=f"STRING of length {len(s)}")
-    records = [evaluate(model, s, exact=args.exact, trace=args.trace) for s in args.strings]
+    records = [
+        _rle_record(model, s)
+        if s.startswith("[")
+        else evaluate(model, s, exact=args.exact, trace=args.trace)
+        for s in args.strings
+    ]
     if args.json:
         print_json({"model": model.name, "sha256": model.digest, "results": records})
     else:
@@ -105,7 +140,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_model_argument(p)
     p.add_argument(
-        "strings", nargs="+", metavar="STRING", help="input strings over the model's alphabet"
+        "strings",
+        nargs="+",
+        metavar="STRING",
+        help="input strings over the model's alphabet, or run-length encoded as JSON, "
+        '\'[["0", 1], ["1", 485165196]]\' (as verify --lengths writes long witnesses)',
     )
     p.add_argument(
         "--exact", action="store_true", help="exact rational evaluation (hard attention only)"

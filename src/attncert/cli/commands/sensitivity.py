@@ -23,8 +23,10 @@ rounded bound propagation, LayerNorm, GELU, masks, biases, mean readout), re-der
 the independent checker (attncert.kernel.soft.checker) — beside the measured maximum and Lemma
 5's number, with their ratios; a bound that is only the logit's range over all strings
 is labelled "range cap". On {0,1}ⁿ it prints Theorem 6's certified cross-entropy floor
-log(1 + e^{−B/2}) beside the measured PARITY cross-entropy (sampled, ± 3 s.e.; labels
-from ``--accepts`` or the model's meta) and log 2; for a 2-Dyck next-symbol model the
+log(1 + e^{−B/2}) beside the measured PARITY cross-entropy (over all 2ⁿ strings when
+2ⁿ ≤ 65536, else ``--samples`` sampled ones, ± 3 s.e.; labels from ``--accepts`` or the
+model's meta) and log 2 — both labelled PARITY's: Theorem 6 is about PARITY (and 2-Dyck),
+whatever language the model was trained for; for a 2-Dyck next-symbol model the
 certified bracket-type floor.
 
     attncert sensitivity zoo:soft_parity_lm --n 256,1024 --certify --save 'cert-{n}.json'
@@ -185,7 +187,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--samples",
         type=integer(minimum=2, maximum=1_000_000),
         default=1000,
-        help="strings sampled for the measured cross-entropy (default 1000)",
+        help="strings sampled for the measured PARITY cross-entropy where 2^n > 65536 "
+        "(default 1000; up to 65536 strings every string is used)",
     )
     p.add_argument(
         "--parity-rate",

@@ -67,7 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=language_help() + f" (default: {RECORDED}; a model that records none "
         "needs --language)",
     )
-    p.add_argument("--n", type=int, required=True, help="string length")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--n", type=int, help="string length")
+    what.add_argument(
+        "--lengths",
+        metavar="A:B",
+        help="every length from A to B (an integer up to 10¹² and beyond, or inf) in one "
+        "certificate, without enumerating lengths: the lengths proved right, refuted (with a "
+        "witness) and undecided, proved_up_to and first_refuted (issue 40; "
+        "attncert.soft.horizon). Exit 0 when all of [A, B] is proved, 1 when a length is "
+        "refuted, 3 otherwise",
+    )
     p.add_argument(
         "--time-limit",
         type=float,
@@ -79,9 +89,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--exhaustive",
         type=int,
-        default=4096,
+        default=None,
         help="cubes with at most this many completions are evaluated string by string "
-        "when the bound does not decide them (default 4096; scaled by (64/n)² beyond n = 64)",
+        "when the bound does not decide them (default: all |Σ|ⁿ strings when |Σ|ⁿ ≤ 65536, "
+        "so that small lengths end CERTIFIED or REFUTED, else 4096; scaled by (64/n)² "
+        "beyond n = 64)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the root's base string")
     p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")
@@ -106,16 +118,22 @@ def default_language(model, where: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from attncert.soft.verify import verify
+    from attncert.soft.verify.certificate import save_certificate
 
     if not args.time_limit > 0:
         raise InputError(f"--time-limit {args.time_limit}", expected="a positive number")
     if args.max_nodes < 1:
         raise InputError(f"--max-nodes {args.max_nodes}", expected="a positive integer")
-    if args.exhaustive < 0:
+    if args.exhaustive is not None and args.exhaustive < 0:
         raise InputError(f"--exhaustive {args.exhaustive}", expected="a non-negative integer")
     if args.output:
         check_output_path(args.output, where="-o")
     name = None if args.language is None else check_language_name(args.language)
+    lengths = None
+    if args.lengths is not None:
+        from attncert.soft.horizon import parse_lengths
+
+        lengths = parse_lengths(args.lengths)  # bad bounds refused before any work
     model = load_model_arg(args.model)
     lang = load_language_arg(name or default_language(model, args.model))
     source = (
@@ -123,6 +141,10 @@ def run(args: argparse.Namespace) -> int:
         if args.model.startswith("zoo:")
         else {"path": str(Path(args.model).resolve())}
     )
+    if lengths is not None:
+        from attncert.cli.horizon import run_lengths
+
+        return run_lengths(args, model, lang, lengths, source)
     res = verify(
         model,
         lang,
@@ -135,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         progress=False if (args.quiet or args.json) else None,
     )
     if args.output:
-        res.certificate.save(args.output)
+        save_certificate(res.certificate, args.output)
     if args.json:
         print_json({**res.to_dict(), "output": args.output})
     else:

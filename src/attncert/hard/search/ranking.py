@@ -11,9 +11,9 @@ from typing import NamedTuple
 import numpy as np
 
 from attncert.arith.filter import top_columns
-from attncert.arith.threads import map_heads
 from attncert.hard.collapse import row_index
 from attncert.hard.tables import Table
+from attncert.hard.threads import map_heads
 from attncert.model.forward import layer_norm, position_transform
 from attncert.model.spec import AttentionKind, Model
 

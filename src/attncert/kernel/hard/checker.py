@@ -57,6 +57,7 @@ from attncert.certificates.hard import Certificate
 from attncert.kernel.core.failure import Failure, _fail, _fmt, _Reject
 from attncert.kernel.hard.decide import decide, is_rational
 from attncert.kernel.hard.layers import (
+    Workers,
     _assignments,
     _check_layer,
     _layer0,
@@ -214,15 +215,18 @@ def _index(combo: Sequence[int], base: int) -> int:
 
 
 # --------------------------------------------------------------------------- the check
-def check(cert: Certificate, model: Model) -> CheckReport:
-    """Re-derive every claim of ``cert`` from ``model`` (module docstring)."""
+def check(cert: Certificate, model: Model, *, workers: Workers | None = None) -> CheckReport:
+    """Re-derive every claim of ``cert`` from ``model`` (module docstring). ``workers``:
+    how many threads a large layer's heads may use, the caller's choice
+    (:data:`attncert.kernel.hard.layers.Workers`; None: one) — it cannot change the report."""
     t0 = time.perf_counter()
     facts: list[str] = []
     decided: dict[str, bool] = {}  # string → rigorous decision, each string decided once
     try:
         _check_identity(cert, model)
         arithmetic, output = escalate(
-            lambda fld: _check_claims(cert, model, fld, facts), rational=is_rational(model)
+            lambda fld: _check_claims(cert, model, fld, facts, workers),
+            rational=is_rational(model),
         )
         if cert.misclassified is not None:
             _check_misclassified(cert, model, output, facts, decided)
@@ -314,7 +318,11 @@ def _check_identity(cert: Certificate, model: Model) -> None:
 
 
 def _check_claims(
-    cert: Certificate, model: Model, fld: Field, facts: list[str]
+    cert: Certificate,
+    model: Model,
+    fld: Field,
+    facts: list[str],
+    workers: Workers | None = None,
 ) -> tuple[str, tuple[tuple[int, ...], int, list[bool]]]:
     graph = RowGraph(model, model.n_tokens(cert.n), fld)
     base = len(cert.restrictions[0].symbols)
@@ -324,7 +332,7 @@ def _check_claims(
         rho = cert.restrictions[ell]
         tables = [_restrict(t, rho) for t in tables]
         claimed = cert.dependency_sets[ell - 1]
-        tables, vals = _check_layer(model, ell, tables, vals, claimed, rho)
+        tables, vals = _check_layer(model, ell, tables, vals, claimed, rho, workers=workers)
         biggest = max((len(s) for s in claimed), default=0)
         facts_here.append(
             f"layer {ell}: every activation depends on ≤ {biggest} free inputs under ρ_{ell} "

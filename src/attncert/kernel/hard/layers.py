@@ -8,11 +8,17 @@ on this instance, verified claim by claim; no code shared with the search's coll
 Float facts first (:class:`_Slots`, :func:`_attend_fast`: decided only when the
 enclosures separate by more than the rigorous bound 2E), the key-by-key check in the
 field otherwise (:func:`_attend`). Part of the trust boundary.
+
+A large layer's heads may be bounded in threads: how many is the caller's choice
+(:data:`Workers`, e.g. :func:`attncert.hard.threads.head_workers`, untrusted); the kernel
+runs its own per-head function on that many threads and keeps the heads in order, so the
+count cannot change a result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 
@@ -21,10 +27,25 @@ import numpy as np
 from attncert.arith import enclose
 from attncert.arith.filter import Enclosed, row_bounds, top_columns
 from attncert.arith.rows import RowGraph
-from attncert.arith.threads import map_heads
 from attncert.kernel.core.failure import _fail, _fmt
 from attncert.model.spec import AttentionKind, Model
 from attncert.restriction import Restriction
+
+#: How many threads a layer's heads may use, chosen by the caller: (heads, query–key
+#: scores per head) → a count (≤ 1: one after the other). It decides only how many threads
+#: run the kernel's own per-head function; the heads are kept in order.
+Workers = Callable[[int, int], int]
+
+
+def _map_heads(fn, heads: Sequence, entries: int, workers: Workers | None) -> list:
+    """``[fn(h, head) for h, head in enumerate(heads)]``, in head order, on as many threads
+    as ``workers`` allows (same results for every count)."""
+    items = list(enumerate(heads))
+    k = 1 if workers is None else min(len(items), int(workers(len(items), entries)))
+    if k <= 1:
+        return [fn(h, head) for h, head in items]
+    with ThreadPoolExecutor(max_workers=k) as pool:
+        return list(pool.map(lambda item: fn(*item), items))
 
 
 @dataclass(frozen=True)
@@ -131,9 +152,10 @@ class _Slots:
     non-constant positions with the highest score upper bounds."""
 
     TOP = 4
-    PARALLEL_SCALE = 1  # tests raise it to force threads on small layers
 
-    def __init__(self, model: Model, li: int, tables: list[_Table], pos_vids, proj):
+    def __init__(
+        self, model: Model, li: int, tables: list[_Table], pos_vids, proj, workers: Workers | None
+    ):
         n_tok = len(tables)
         self.pos = np.array([i for i in range(n_tok) for _ in pos_vids[i]], dtype=np.int64)
         self.vid = np.array([v for i in range(n_tok) for v in pos_vids[i]], dtype=np.int64)
@@ -199,8 +221,8 @@ class _Slots:
             return (c_top, c_arg, c_near, err, top_pos, top_max, rest)
 
         # the heads are independent: a large layer's are bounded in threads, kept in order
-        entries = S * (len(ccols) + len(nc_pos)) * self.PARALLEL_SCALE
-        self.heads = map_heads(one_head, model.layers[li].heads, entries)
+        entries = S * (len(ccols) + len(nc_pos))
+        self.heads = _map_heads(one_head, model.layers[li].heads, entries, workers)
 
 
 def _check_layer(
@@ -211,10 +233,12 @@ def _check_layer(
     claimed: Sequence[Sequence[int]],
     rho: Restriction,
     stats: dict[str, int] | None = None,
+    workers: Workers | None = None,
 ) -> tuple[list[_Table], _Values]:
     """Verify layer ℓ's claimed dependency sets and compute its tables (module docstring,
     claim 3). ``stats``, if given, counts the (head, position, assignment) cases and those
-    whose attended key is a constant position (a blocker, S1 Definition 7)."""
+    whose attended key is a constant position (a blocker, S1 Definition 7); ``workers``:
+    how many threads the heads' float facts may use (:data:`Workers`; None: one)."""
     graph = vals.graph
     li = ell - 1
     layer = model.layers[li]
@@ -248,7 +272,7 @@ def _check_layer(
     pos_vids = [sorted(set(t.vid)) for t in tables]
     const_vids = {t.vid[0] for t in tables if not t.deps}
     grouping = _Grouping(pos_vids)
-    slots = _Slots(model, li, tables, pos_vids, proj)
+    slots = _Slots(model, li, tables, pos_vids, proj, workers)
     slot_of = [{v: slots.start[i] + t for t, v in enumerate(pos_vids[i])} for i in range(n_tok)]
     sees_any = [head.mask.sees_any(n_tok) for head in layer.heads]
     own_vids: list[int] = []

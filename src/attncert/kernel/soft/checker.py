@@ -2,10 +2,11 @@
 
 ``check(cert, model)`` re-derives every number of an ``attncert-soft-certificate`` from
 the model and the certificate, with its own code (imports: numpy, python-flint,
-:mod:`attncert.errors`, :mod:`attncert.io`, the model loader, and
-:mod:`attncert.kernel.soft.propagate`, ``heads``, ``readout``,
-:mod:`attncert.kernel.core.bounds`, :mod:`attncert.kernel.soft.affine`, :mod:`attncert.kernel.core.trace`), and
-accepts only if every claim holds:
+:mod:`attncert.errors`, the certificate reader :mod:`attncert.certificates.soft` (typed
+values, a malformed field named — the claim ``format``), the model loader, the languages,
+and :mod:`attncert.kernel.soft.propagate`, ``heads``, ``readout``,
+:mod:`attncert.kernel.core.bounds`, :mod:`attncert.kernel.soft.affine`,
+:mod:`attncert.kernel.core.trace`), and accepts only if every claim holds:
 
 1. **identity** — the model's content hash and n are the certificate's;
 2. **sensitivity** — for every readout symbol, an outward-rounded bound propagation over
@@ -62,6 +63,17 @@ import numpy as np
 from flint import arb, ctx
 
 from attncert.arith.field import Undecided
+from attncert.certificates.soft import (
+    FORMAT,
+    VERSION,
+    FloorClaim,
+    Functional,
+    PairClaim,
+    SoftCertificate,
+    certificate_from_dict,
+    model_sha256,
+    readout_json,
+)
 from attncert.errors import InputError, SpecError
 from attncert.kernel.core import bounds as B
 from attncert.kernel.core.failure import CheckReport, Failure
@@ -80,7 +92,16 @@ __implements__ = (
     "Hahn Theorem 6",
 )
 
-FORMAT, VERSION = "attncert-soft-certificate", 1
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Failure",
+    "SoftCheckReport",
+    "ball_text",
+    "change_exceeds",
+    "check",
+    "decide",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,8 +123,9 @@ class SoftCheckReport(CheckReport):
 
 def decide(model: Model, string: str) -> tuple[int | None, arb | None]:
     """The precision at which :func:`attncert.kernel.core.trace.forward_rigorous` decides the
-    logit's sign (53 → 4096 bits) and the logit's ball there; (None, None) if even 4096
-    bits leave 0 inside (never guessed)."""
+    logit's sign (53 → 4096 bits; None for a rational model, decided in exact rationals)
+    and the logit's value there; (None, None) if even 4096 bits leave 0 inside (never
+    guessed)."""
     try:
         trace = forward_rigorous(model, string)
     except Undecided:
@@ -134,38 +156,19 @@ def ball_text(x: arb) -> str:
 # ----------------------------------------------------------------------------- the check
 
 
-def _field(d, key, kind, where, optional=False):
-    if not isinstance(d, dict):
-        raise SpecError("expected a JSON object", where=where)
-    v = d.get(key)
-    if v is None:
-        if optional:
-            return None
-        raise SpecError(f"missing field {key!r}", where=where)
-    if kind is float and isinstance(v, int) and not isinstance(v, bool):
-        v = float(v)
-    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
-        raise SpecError(f"field {key!r} has the wrong type {type(v).__name__}", where=where)
-    return v
-
-
-def _range(d, where):
-    z = _field(d, "z_range", list, where)
-    if len(z) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in z):
-        raise SpecError("z_range must be two numbers", where=where)
-    return float(z[0]), float(z[1])
-
-
-def _readout_model(model: Model, spec):
+def _readout_model(model: Model, readout: Functional):
     """The model whose readout is the claimed functional, and the rounding error of its
     weights (lm_difference a − b is rounded to float; the error is added to the bound)."""
-    if spec == "accept":
+    if readout == "accept":
         return model, 0.0
-    pair = spec.get("lm_difference") if isinstance(spec, dict) else None
     r = model.readout
-    if not (isinstance(pair, list) and len(pair) == 2 and all(p in r.lm_symbols for p in pair)):
-        raise SpecError(f"readout {spec!r}", expected="'accept' or {'lm_difference': [a, b]}")
-    i, j = (r.lm_symbols.index(p) for p in pair)
+    if isinstance(readout, str) or not all(p in r.lm_symbols for p in readout):
+        raise SpecError(
+            f"readout {readout_json(readout)!r}",
+            where="sensitivity",
+            expected=f"'accept' or {{'lm_difference': [a, b]}} with a, b in {list(r.lm_symbols)}",
+        )
+    i, j = (r.lm_symbols.index(p) for p in readout)
     w = r.lm_weight[i] - r.lm_weight[j]
     b = float(r.lm_bias[i] - r.lm_bias[j])
     err_w = np.maximum(B.up(w) - w, w - B.dn(w))  # ≥ |exact − float| (one rounding)
@@ -174,9 +177,10 @@ def _readout_model(model: Model, spec):
     return derived, (err_w, err_b)
 
 
-def check(data: dict, model: Model) -> SoftCheckReport:
-    """Re-derive every claim of the certificate ``data`` (a parsed JSON object) for
-    ``model`` (module docstring)."""
+def check(data: dict | SoftCertificate, model: Model) -> SoftCheckReport:
+    """Re-derive every claim of the certificate ``data`` (a parsed JSON object, read by
+    :func:`attncert.certificates.soft.certificate_from_dict`, or its value) for ``model``
+    (module docstring)."""
     fails: list[Failure] = []
     facts: list[str] = []
 
@@ -185,10 +189,8 @@ def check(data: dict, model: Model) -> SoftCheckReport:
         return SoftCheckReport(False, tuple(fails), tuple(facts))
 
     try:
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
-            return fail("format", "format/version", f"expected {FORMAT!r} version {VERSION}")
-        m = _field(data, "model", dict, "model")
-        digest = _field(m, "sha256", str, "model")
+        typed = isinstance(data, SoftCertificate)
+        digest = data.model_sha256 if typed else model_sha256(data)
         if digest != model.digest:
             return fail(
                 "model",
@@ -204,12 +206,10 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 "the soft checker's propagation does not support models with "
                 + ", ".join(unsupported),
             )
-        n = _field(data, "n", int, "n")
+        cert = data if typed else certificate_from_dict(data)
+        n, lp, tol = cert.n, cert.lp, cert.tolerance
         if n < 1:
             return fail("n", "n", f"length {n}")
-        meth = _field(data, "method", dict, "method")
-        lp = _field(meth, "lp", bool, "method")
-        tol = _field(meth, "tolerance", float, "method")
         if not 0 <= tol <= 1e-3:
             return fail("method", "method.tolerance", f"{tol} is outside [0, 1e-3]")
         facts.append(f"model {model.name} ({model.digest[:12]}…), n = {n}")
@@ -228,18 +228,13 @@ def check(data: dict, model: Model) -> SoftCheckReport:
 
         widths: list[tuple[float, float]] = []  # re-derived (width, change) per symbol
         derived_range = None
-        claims = data.get("sensitivity") or []
-        if not isinstance(claims, list):
-            return fail("format", "sensitivity", "expected a list of claims")
-        for sens in claims:
-            model_s, err = _readout_model(
-                model, _field(sens, "readout", (str, dict), "sensitivity")
-            )
-            per = _field(sens, "per_symbol", list, "sensitivity")
+        for sens in cert.sensitivity:
+            model_s, err = _readout_model(model, sens.readout)
+            per = sens.per_symbol
             r = readout_index(model, n)
             off = model.input_offset()
             symbols = list(model.alphabet) if r is not None and 0 <= r - off < n else [None]
-            if [e.get("symbol") if isinstance(e, dict) else e for e in per] != symbols:
+            if [e.symbol for e in per] != symbols:
                 return fail(
                     "sensitivity",
                     "sensitivity.per_symbol",
@@ -262,60 +257,56 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                     slack = float(B.up(B.pmat_up(err[0][None], r_abs[:, None])[0, 0] + err[1]))
                     z_lo, z_hi = float(B.dn(z_lo - slack)), float(B.up(z_hi + slack))
                     change = float(B.up(change + 2 * slack))
-                c_lo, c_hi = _range(entry, where)
+                c_lo, c_hi = entry.z_range
                 for msg in (
                     close(c_lo, z_lo, "z_lo", where, "down"),
                     close(c_hi, z_hi, "z_hi", where, "up"),
-                    close(
-                        _field(entry, "propagated", float, where),
-                        change,
-                        "propagated bound",
-                        where,
-                        "up",
-                    ),
+                    close(entry.propagated, change, "propagated bound", where, "up"),
                 ):
                     if msg:
                         return fail("sensitivity", where, msg)
                 # B(n) from the re-derived numbers only: min(range width, change bound)
                 width = float(B.up(z_hi - z_lo))
                 bound = min(width, change)
-                msg = close(_field(entry, "bound", float, where), bound, "bound", where, "up")
+                msg = close(entry.bound, bound, "bound", where, "up")
                 if msg:
                     return fail("sensitivity", where, msg)
                 widths.append((width, change))
                 worst = max(worst, bound)
-            b_claim = _field(sens, "bound", float, "sensitivity")
+            b_claim = sens.bound
             msg = close(b_claim, worst, "B(n)", "sensitivity.bound", "up")
             if msg:
                 return fail("sensitivity", "sensitivity.bound", msg)
             facts.append(
-                f"B({n}) = {b_claim:.6g} for readout {sens['readout']} re-derived "
+                f"B({n}) = {b_claim:.6g} for readout {readout_json(sens.readout)} re-derived "
                 f"({len(symbols)} readout symbol(s))"
             )
-            floor = sens.get("floor")
+            floor = sens.floor
             if floor is not None:
-                msg = _floor_applies(floor, sens["readout"], model) or _check_floor(
+                msg = _floor_applies(floor, sens.readout, model) or _check_floor(
                     floor, b_claim, n, tol
                 )
                 if msg:
                     return fail("floor", "sensitivity.floor", msg)
-                facts.append(f"cross-entropy floor {floor['nats']:.6g} nats ({floor['kind']})")
-        rest = data.get("restriction")
+                facts.append(f"cross-entropy floor {floor.nats:.6g} nats ({floor.kind})")
+        rest = cert.restriction
         rho = None
         decision = None
         if rest is not None:
-            rho = _field(rest, "rho", str, "restriction")
+            rho = rest.rho
             if len(rho) != n or any(c != "*" and c not in model.alphabet for c in rho):
                 return fail(
                     "restriction", "restriction.rho", f"not a length-{n} restriction over Σ ∪ {{*}}"
                 )
-            decision = _field(rest, "decision", bool, "restriction")
-            c_lo, c_hi = _range(rest, "restriction")
-            how = rest.get("method", "box")
+            decision = rest.decision
+            c_lo, c_hi = rest.z_range
+            how = rest.method
             if how == "box":
                 z_lo, z_hi, _, _, _ = propagate(model, rho, False, lp)
             elif how == "affine":
-                base = _field(rest, "base", str, "restriction")
+                base = rest.base
+                if base is None:
+                    raise SpecError("missing field 'base'", where="restriction")
                 try:
                     got = restriction_range(model, rho, base)
                 except InputError as err:
@@ -347,14 +338,14 @@ def check(data: dict, model: Model) -> SoftCheckReport:
                 f"every completion of ρ ({rho.count('*')}/{n} free) gets decision {decision} "
                 f"({how} propagation), margin ≥ {min(abs(z_lo), abs(z_hi)):.4g}"
             )
-        pair = data.get("pair")
+        pair = cert.pair
         if pair is not None:
             msg = _check_pair(pair, model, n, rho, decision)
             if msg:
                 return fail("pair", *msg)
             facts.append(
-                f"pair {pair['strings'][0][:16]}… / {pair['strings'][1][:16]}… differs in "
-                f"{pair['language']} and both get {pair['decision']} (arb, {pair['precisions']} bits)"
+                f"pair {pair.strings[0][:16]}… / {pair.strings[1][:16]}… differs in "
+                f"{pair.language} and both get {pair.decision} (arb, {list(pair.precisions)} bits)"
             )
     except SpecError as err:
         return fail("format", err.where or "certificate", err.message)
@@ -371,23 +362,22 @@ def check(data: dict, model: Model) -> SoftCheckReport:
     )
 
 
-def _floor_applies(floor, readout, model: Model):
+def _floor_applies(floor: FloorClaim, readout: Functional, model: Model):
     """The PARITY floor is about σ(accept logit) on {0,1}ⁿ; the 2-Dyck one about the
     next-symbol head's ) versus ] preference."""
-    kind = floor.get("kind") if isinstance(floor, dict) else None
+    kind = floor.kind
     if kind == "parity" and (readout != "accept" or set(model.alphabet) != {"0", "1"}):
         return "the PARITY floor needs the accept readout of a model over {0, 1}"
     dyck = set(model.alphabet) == set("()[]")
-    if kind == "dyck2-bracket-type" and (readout != {"lm_difference": [")", "]"]} or not dyck):
+    if kind == "dyck2-bracket-type" and (readout != (")", "]") or not dyck):
         return (
             "the 2-Dyck floor needs a model over ()[] and the readout {'lm_difference': [')', ']']}"
         )
     return None
 
 
-def _check_floor(floor, b_claim: float, n: int, tol: float):
-    kind = _field(floor, "kind", str, "sensitivity.floor")
-    nats = _field(floor, "nats", float, "sensitivity.floor")
+def _check_floor(floor: FloorClaim, b_claim: float, n: int, tol: float):
+    kind, nats = floor.kind, floor.nats
     old = ctx.prec
     ctx.prec = 200
     try:
@@ -401,7 +391,9 @@ def _floor_at_200(floor, kind, nats, b_claim, n, tol):
     if kind == "parity":
         derived = B.ball(term)[0]
     elif kind == "dyck2-bracket-type":
-        p = _field(floor, "p", str, "sensitivity.floor")
+        p = floor.p
+        if p is None:
+            raise SpecError("missing field 'p'", where="sensitivity.floor")
         num, _, den = p.partition("/")
         if not (num.isdigit() and (den == "" or den.isdigit())):
             return f"p = {p!r} is not a fraction"
@@ -409,7 +401,9 @@ def _floor_at_200(floor, kind, nats, b_claim, n, tol):
         if not 0 < pa < arb(1) / 2:
             return f"p = {p} is outside (0, 1/2)"
         pu = _unbalanced(pa, n)
-        pu_claim = _field(floor, "P_U", float, "sensitivity.floor")
+        pu_claim = floor.p_u
+        if pu_claim is None:
+            raise SpecError("missing field 'P_U'", where="sensitivity.floor")
         if not (B.ball(pu)[0] - tol <= pu_claim <= B.ball(pu)[1]):
             return f"claimed P(U_n) = {pu_claim!r} is not the certified {pu}"
         derived = B.ball((1 - pa) * pu * term)[0]
@@ -440,9 +434,9 @@ def _unbalanced(pa: arb, n: int) -> arb:
     return sum(closed[1:], arb(0)) / (sum(opened, arb(0)) + sum(closed, arb(0)))
 
 
-def _check_pair(pair, model: Model, n: int, rho, decision):
-    strings = _field(pair, "strings", list, "pair")
-    if len(strings) != 2 or not all(isinstance(s, str) and len(s) == n for s in strings):
+def _check_pair(pair: PairClaim, model: Model, n: int, rho, decision):
+    strings = pair.strings
+    if len(strings) != 2 or not all(len(s) == n for s in strings):
         return "pair.strings", f"two strings of length {n} are needed"
     if strings[0] == strings[1]:
         return "pair.strings", "the two strings are equal"
@@ -453,7 +447,7 @@ def _check_pair(pair, model: Model, n: int, rho, decision):
             c not in model.alphabet for c in s
         ):
             return "pair.strings", f"{s[:24]}… is not a completion of the restriction"
-    name = _field(pair, "language", str, "pair")
+    name = pair.language
     lang = _language(name)
     if lang is None:
         return (
@@ -470,12 +464,11 @@ def _check_pair(pair, model: Model, n: int, rho, decision):
     mem = [member(s) for s in strings]
     if mem[0] == mem[1]:
         return "pair.strings", f"both strings have membership {mem[0]} in {name}"
-    if _field(pair, "membership", list, "pair") != mem:
+    if list(pair.membership) != mem:
         return "pair.membership", f"the strings' membership is {mem}"
-    if _field(pair, "decision", bool, "pair") != decision:
+    if pair.decision != decision:
         return "pair.decision", f"the restriction's certified decision is {decision}"
-    precs = _field(pair, "precisions", list, "pair")
-    texts = _field(pair, "logits", list, "pair")
+    precs, texts = pair.precisions, pair.logits
     if len(precs) != 2 or len(texts) != 2:
         return "pair", "two precisions and two logit enclosures are needed"
     for k, s in enumerate(strings):
@@ -499,7 +492,7 @@ def _language(name: str):
     language a command's ``--language`` names (parity, parity-odd, dyck1, dyck2, majority,
     first_last, ones_star, …); None for a name the registry does not know."""
     from attncert.errors import AttncertError
-    from attncert.languages import language
+    from attncert.languages.registry import language
 
     try:
         return language(name)

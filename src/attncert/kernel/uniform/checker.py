@@ -14,8 +14,9 @@ of every length ≥ N₀: any two strings differ by at most Z).
 ``check(data, model)`` accepts only if every claim is re-derived from the model and the
 certificate by :func:`attncert.kernel.uniform.propagate.propagate_uniform` (its own code;
 imports: numpy, python-flint, :mod:`attncert.kernel.core.bounds`, :mod:`attncert.kernel.soft.heads`,
-:mod:`attncert.kernel.soft.propagate`, ``classes``, ``dyadic``, the model spec), in this order, the
-first failure named:
+:mod:`attncert.kernel.soft.propagate`, ``classes``, ``dyadic``, the model spec, and the
+certificate reader :mod:`attncert.certificates.uniform`: typed values, a malformed field
+named — the claim ``format``), in this order, the first failure named:
 
 1. **identity and hypotheses** — the model's content hash; Lemma 5's hypotheses
    (:func:`attncert.kernel.uniform.classes.hypotheses`: softmax heads without masks,
@@ -61,6 +62,15 @@ from fractions import Fraction
 
 from flint import ctx
 
+from attncert.certificates.uniform import (
+    FORMAT,
+    VERSION,
+    Case,
+    FloorClaim,
+    UniformCertificate,
+    certificate_from_dict,
+    model_sha256,
+)
 from attncert.errors import SpecError, UnsupportedError
 from attncert.kernel.core import bounds as B
 from attncert.kernel.core.failure import CheckReport, Failure
@@ -80,7 +90,8 @@ __implements__ = (
     "Hahn Theorem 6",
 )
 
-FORMAT, VERSION = "attncert-uniform-sensitivity", 1
+__all__ = ["FORMAT", "STATEMENT", "VERSION", "check", "derive", "nontrivial_from", "parity_floor"]
+
 STATEMENT = (
     "for every n ≥ N₀, every string x of length n and every position i other than the "
     "readout token: |z(x) − z(x^i)| ≤ K/n, z the accept logit"
@@ -189,21 +200,10 @@ def _case(model: Model, prop: UniformPropagation) -> dict:
 # ----------------------------------------------------------------------------- the check
 
 
-def _get(d, key, kind, where):
-    if not isinstance(d, dict):
-        raise SpecError("expected a JSON object", where=where)
-    if key not in d:
-        raise SpecError(f"missing field {key!r}", where=where)
-    v = d[key]
-    if kind is float and isinstance(v, int) and not isinstance(v, bool):
-        v = float(v)
-    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
-        raise SpecError(f"field {key!r} has the wrong type {type(v).__name__}", where=where)
-    return v
-
-
-def check(data: dict, model: Model) -> UniformCheckReport:
-    """Re-derive every claim of the certificate ``data`` for ``model`` (module docstring)."""
+def check(data: dict | UniformCertificate, model: Model) -> UniformCheckReport:
+    """Re-derive every claim of the certificate ``data`` (a parsed JSON object, read by
+    :func:`attncert.certificates.uniform.certificate_from_dict`, or its value) for ``model``
+    (module docstring)."""
     fails: list[Failure] = []
     facts: list[str] = []
 
@@ -212,10 +212,8 @@ def check(data: dict, model: Model) -> UniformCheckReport:
         return UniformCheckReport(False, tuple(fails), tuple(facts))
 
     try:
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
-            return fail("format", "format/version", f"expected {FORMAT!r} version {VERSION}")
-        m = _get(data, "model", dict, "model")
-        digest = _get(m, "sha256", str, "model")
+        typed = isinstance(data, UniformCertificate)
+        digest = data.model_sha256 if typed else model_sha256(data)
         if digest != model.digest:
             return fail(
                 "model",
@@ -233,9 +231,8 @@ def check(data: dict, model: Model) -> UniformCheckReport:
                 "model",
                 "the length-uniform checker does not support models with " + ", ".join(unsupported),
             )
-        n0 = _get(data, "n0", int, "n0")
-        bins = _get(data, "bins", int, "bins")
-        tol = _get(data, "tolerance", float, "tolerance")
+        cert = data if typed else certificate_from_dict(data)
+        n0, bins, tol = cert.n0, cert.bins, cert.tolerance
         if not 0 <= tol <= 1e-3:
             return fail("tolerance", "tolerance", f"{tol} is outside [0, 1e-3]")
         try:
@@ -243,28 +240,26 @@ def check(data: dict, model: Model) -> UniformCheckReport:
         except UnsupportedError as err:
             return fail("n0", "n0/bins", err.message)
         facts.append(f"model {model.name} ({model.digest[:12]}…), every n ≥ N₀ = {n0}, {bins} bins")
-        if data.get("n0_tokens") != got["n0_tokens"]:
+        if cert.n0_tokens != got["n0_tokens"]:
             return fail(
                 "n0",
                 "n0",
-                f"N₀ = {n0}, but n0_tokens = {data.get('n0_tokens')!r}: the token count from "
+                f"N₀ = {n0}, but n0_tokens = {cert.n0_tokens!r}: the token count from "
                 f"N₀ on is N₀ + [BOS] + [EOS] = {got['n0_tokens']}",
             )
-        cases = _get(data, "cases", list, "cases")
-        if [c.get("n_parity") if isinstance(c, dict) else c for c in cases] != [
-            c["n_parity"] for c in got["cases"]
-        ]:
+        cases = cert.cases
+        if [c.n_parity for c in cases] != [c["n_parity"] for c in got["cases"]]:
             return fail(
                 "cases",
                 "cases",
                 "one case per parity of N is needed: "
                 + repr([c["n_parity"] for c in got["cases"]]),
             )
-        if data.get("token_factor") != got["token_factor"]:
+        if cert.token_factor != got["token_factor"]:
             return fail(
                 "token_factor",
                 "token_factor",
-                f"claimed {data.get('token_factor')!r}; sup over n ≥ N₀ of n/(N − 1) is "
+                f"claimed {cert.token_factor!r}; sup over n ≥ N₀ of n/(N − 1) is "
                 f"{got['token_factor']}",
             )
         for ci, (case, g) in enumerate(zip(cases, got["cases"], strict=True)):
@@ -280,16 +275,13 @@ def check(data: dict, model: Model) -> UniformCheckReport:
                 return fail(msg[0].split(".")[0].split("[")[0], pre + msg[0], msg[1])
         # K and Z against the kernel's own: K = max_σ K_tok·factor, Z = max_σ (z_hi − z_lo)
         # rounded up, both re-derived (never from the claimed parts)
-        msg = _close(Q.parse(data.get("K"), "K"), Q.parse(got["K"]), tol, "K")
+        k, cap = cert.k, Fraction(cert.cap)
+        msg = _close(k, Q.parse(got["K"]), tol, "K")
         if msg:
             return fail("K", "K", msg)
-        msg = _close(
-            Fraction(_get(data, "cap", float, "cap")), Fraction(got["cap"]), tol, "range cap Z"
-        )
+        msg = _close(cap, Fraction(got["cap"]), tol, "range cap Z")
         if msg:
             return fail("cap", "cap", msg)
-        k = Q.parse(data["K"], "K")
-        cap = Fraction(_get(data, "cap", float, "cap"))
         facts.append(
             f"B(n) ≤ K/n with K = {Q.approx(k)} for every n ≥ {n0} (re-derived; "
             f"{len(got['cases'])} case(s) of N's parity, "
@@ -297,7 +289,7 @@ def check(data: dict, model: Model) -> UniformCheckReport:
             f"≤ Z = {float(cap):.6g}"
         )
         n_star = nontrivial_from(k, cap, n0)
-        claimed = data.get("nontrivial_from")
+        claimed = cert.nontrivial_from
         if claimed != (None if n_star is None else str(n_star)):
             return fail(
                 "nontrivial_from",
@@ -306,14 +298,14 @@ def check(data: dict, model: Model) -> UniformCheckReport:
             )
         if n_star is not None:
             facts.append(f"K/n < Z from n = {Q.approx(Fraction(n_star))} on")
-        floor = data.get("floor")
+        floor = cert.floor
         if floor is not None:
             msg = _check_floor(floor, model, k, cap, n0, tol)
             if msg:
                 return fail("floor", *msg)
             facts.append(
                 "Theorem 6 for this model: E[CE_n] ≥ log(1 + e^{−min(K/n, Z)/2}) for every "
-                f"n ≥ {n0} ({len(floor['at'])} values re-derived)"
+                f"n ≥ {n0} ({len(floor.at)} values re-derived)"
             )
     except SpecError as err:
         return fail("format", err.where or "certificate", err.message)
@@ -322,20 +314,27 @@ def check(data: dict, model: Model) -> UniformCheckReport:
     return UniformCheckReport(True, (), tuple(facts))
 
 
-def _check_classes(data, got, n0_tokens: int):
+def _check_classes(case: Case, got, n0_tokens: int):
     """Exact equality of N₀'s consequences: the classes, their feature ranges and counts."""
-    cls = _get(data, "classes", list, "classes")
+    cls = case.classes
     if len(cls) != len(got["classes"]):
         return "classes", f"{len(cls)} classes; N₀ and the bins give {len(got['classes'])}"
     for i, (c, g) in enumerate(zip(cls, got["classes"], strict=True)):
         where = f"classes[{i}]"
-        if not isinstance(c, dict):
-            return where, "expected a JSON object"
-        for key in ("name", "kind", "k", "bin", "tokens", "changeable", "count_fraction"):
-            if c.get(key) != g[key]:
-                return f"{where}.{key}", f"claimed {c.get(key)!r}, re-derived {g[key]!r}"
-        feats = c.get("features")
-        if not isinstance(feats, dict) or set(feats) != set(g["features"]):
+        claimed = {
+            "name": c.name,
+            "kind": c.kind,
+            "k": c.k,
+            "bin": c.bin,
+            "tokens": list(c.tokens),
+            "changeable": c.changeable,
+            "count_fraction": c.count_fraction,
+        }
+        for key, value in claimed.items():
+            if value != g[key]:
+                return f"{where}.{key}", f"claimed {value!r}, re-derived {g[key]!r}"
+        feats = {name: list(rng) for name, rng in c.features}
+        if len(feats) != len(c.features) or set(feats) != set(g["features"]):
             return f"{where}.features", f"the used features are {sorted(g['features'])}"
         for name, rng in g["features"].items():
             if feats[name] != rng:
@@ -361,84 +360,67 @@ def _close(claimed: Fraction, derived: Fraction, tol: float, what: str):
     return None
 
 
-def _check_list(data, got, key, tol):
-    items = _get(data, key, list, key)
+def _check_list(case: Case, got, key, tol):
+    items = case.heads if key == "heads" else case.steps
     if len(items) != len(got[key]):
         return key, f"{len(items)} entries, re-derived {len(got[key])}"
     for i, (c, g) in enumerate(zip(items, got[key], strict=True)):
         where = f"{key}[{i}]"
         if key == "heads":
-            if [c.get("layer"), c.get("head"), c.get("beta")] != [g["layer"], g["head"], g["beta"]]:
+            claimed = [c.layer, c.head, list(c.beta)]
+            if claimed != [g["layer"], g["head"], g["beta"]]:
                 return (
                     f"{where}.beta",
-                    f"claimed layer/head/β {[c.get('layer'), c.get('head'), c.get('beta')]!r}, "
+                    f"claimed layer/head/β {claimed!r}, "
                     f"re-derived {[g['layer'], g['head'], g['beta']]!r}",
                 )
-            msg = _close(
-                Q.parse(c.get("one_key"), where), Q.parse(g["one_key"]), tol, "one-key constant"
-            )
+            msg = _close(c.one_key, Q.parse(g["one_key"]), tol, "one-key constant")
             if msg:
                 return f"{where}.one_key", msg
         else:
-            if c.get("label") != g["label"]:
-                return f"{where}.label", f"claimed {c.get('label')!r}, re-derived {g['label']!r}"
-            msg = _close(
-                Q.parse(c.get("other"), where), Q.parse(g["other"]), tol, "change coefficient"
-            )
+            if c.label != g["label"]:
+                return f"{where}.label", f"claimed {c.label!r}, re-derived {g['label']!r}"
+            msg = _close(c.other, Q.parse(g["other"]), tol, "change coefficient")
             if msg:
                 return f"{where}.other", msg
-            msg = _close(
-                Fraction(_get(c, "width", float, where)), Fraction(g["width"]), tol, "box width"
-            )
+            msg = _close(Fraction(c.width), Fraction(g["width"]), tol, "box width")
             if msg:
                 return f"{where}.width", msg
     return None
 
 
-def _check_k(data, got, factor: Fraction, tol):
+def _check_k(case: Case, got, factor: Fraction, tol):
     """None when one case's per-symbol claims are sound and faithful, else (where, reason)."""
-    per = _get(data, "per_symbol", list, "per_symbol")
-    if [p.get("symbol") if isinstance(p, dict) else p for p in per] != [
-        g["symbol"] for g in got["per_symbol"]
-    ]:
+    per = case.per_symbol
+    if [p.symbol for p in per] != [g["symbol"] for g in got["per_symbol"]]:
         want = [g["symbol"] for g in got["per_symbol"]]
         return "per_symbol", f"one entry per readout symbol {want!r}"
     for i, (c, g) in enumerate(zip(per, got["per_symbol"], strict=True)):
         where = f"per_symbol[{i}]"
-        z = _get(c, "z_range", list, where)
-        if len(z) != 2 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in z
-        ):
-            raise SpecError("z_range must be two numbers", where=where)
-        lo, hi = Fraction(z[0]), Fraction(z[1])
+        lo, hi = Fraction(c.z_range[0]), Fraction(c.z_range[1])
         msg = _close(-lo, -Fraction(g["z_range"][0]), tol, "−z_lo") or _close(
             hi, Fraction(g["z_range"][1]), tol, "z_hi"
         )
         if msg:
             return f"{where}.z_range", msg
-        kt = Q.parse(c.get("K_tokens"), where)
-        msg = _close(kt, Q.parse(g["K_tokens"]), tol, "K_tokens")
+        msg = _close(c.k_tokens, Q.parse(g["K_tokens"]), tol, "K_tokens")
         if msg:
             return f"{where}.K_tokens", msg
-        ks = Q.parse(c.get("K"), where)
-        msg = _close(ks, Q.parse(g["K"]), tol, "K")
+        msg = _close(c.k, Q.parse(g["K"]), tol, "K")
         if msg:
             return f"{where}.K", msg
     return None
 
 
-def _check_floor(floor, model: Model, k: Fraction, cap: Fraction, n0: int, tol: float):
+def _check_floor(floor: FloorClaim, model: Model, k: Fraction, cap: Fraction, n0: int, tol: float):
     if not floor_applies(model):
         return "floor", "the PARITY floor needs a model over {0, 1}"
-    if _get(floor, "kind", str, "floor") != "parity":
-        return "floor.kind", f"unknown floor kind {floor.get('kind')!r}"
-    rows = _get(floor, "at", list, "floor")
-    for i, row in enumerate(rows):
+    if floor.kind != "parity":
+        return "floor.kind", f"unknown floor kind {floor.kind!r}"
+    for i, (n, nats) in enumerate(floor.at):
         where = f"floor.at[{i}]"
-        n = _get(row, "n", int, where)
         if n < n0:
             return f"{where}.n", f"n = {n} < N₀ = {n0}: not covered"
-        nats = _get(row, "nats", float, where)
         derived = parity_floor(k, cap, n)
         if nats > derived:
             return f"{where}.nats", f"claimed floor {nats!r} exceeds the certified {derived!r}"

@@ -3,7 +3,8 @@
 Length-uniform constants are products of factors like e^Δ and LayerNorm Lipschitz
 constants; they can exceed 1.8·10³⁰⁸. They are held as :class:`fractions.Fraction` and
 written in the text form ``0x1.<13 hex digits>p<exponent>`` — a float64 mantissa in [1, 2)
-with an integer exponent of any size — which :func:`parse` reads exactly.
+with an integer exponent of any size — which :func:`parse` reads exactly (the certificate's
+reader, :func:`attncert.certificates.uniform.dyadic`, re-exported here).
 
     >>> from fractions import Fraction
     >>> text(up(Fraction(10) ** 400))
@@ -19,7 +20,9 @@ from fractions import Fraction
 
 from flint import arb
 
-from attncert.errors import SpecError
+from attncert.certificates.uniform import dyadic as parse
+
+__all__ = ["approx", "from_arb_upper", "parse", "text", "to_arb", "up"]
 
 
 def up(q: Fraction) -> Fraction:
@@ -50,21 +53,6 @@ def text(q: Fraction) -> str:
     if Fraction(f) != mant:
         raise ValueError("more than 53 significant bits")
     return f.hex().split("p")[0] + f"p{e:+d}"
-
-
-def parse(s: object, where: str = "number") -> Fraction:
-    """The exact value of a :func:`text` string (or a JSON number)."""
-    if isinstance(s, (int, float)) and not isinstance(s, bool):
-        if not math.isfinite(s):
-            raise SpecError(f"{s!r} is not finite", where=where)
-        return Fraction(s)
-    if not isinstance(s, str) or "p" not in s:
-        raise SpecError(f"{s!r} is not a number", where=where, expected="'0x1.…p<exponent>'")
-    mant, _, exp = s.partition("p")
-    try:
-        return Fraction(float.fromhex(mant + "p+0")) * Fraction(2) ** int(exp)
-    except (ValueError, OverflowError):
-        raise SpecError(f"{s!r} is not a number", where=where) from None
 
 
 def from_arb_upper(x: arb) -> Fraction:

@@ -71,8 +71,8 @@ class VerifyCheckReport(CheckReport):
 def decide_string(model: Model, s: str, where: str) -> bool:
     """The model's decision on ``s`` by the rigorous forward pass (arb, 53 → 4096 bits);
     an undecided sign is a rejection."""
-    prec, ball = decide(model, s)
-    if prec is None:
+    _, ball = decide(model, s)  # precision None with a ball: exact rationals
+    if ball is None:
         _fail("arithmetic", where, f"the logit's sign on {s[:32]}… is undecided at 4096 bits")
     return bool(ball > 0)
 

@@ -50,6 +50,7 @@ CHECKED_MEANS = (
 def generate(directory: Path, spec: Any) -> Manifest:
     from attncert.model import save_model
     from attncert.prove.all_lengths import prove_all_lengths
+    from attncert.prove.all_lengths_certificate import certificate_to_dict
 
     p = dict(spec.parameters)
     model = spec_model(spec.formula, p)
@@ -59,7 +60,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
     )
     if res.verdict != "proved" or res.certificate is None:
         raise ValueError(f"{spec.path}: the all-length prover says {res.statement}")
-    cert = scrub_timings(res.certificate.to_dict())
+    cert = scrub_timings(certificate_to_dict(res.certificate))
     cert["trace"] = {}
     write_atomic(directory / CERT, json.dumps(cert, indent=1, ensure_ascii=False) + "\n")
     bounded = relative_queries(scrub_timings(res.bounded.to_dict()), directory)

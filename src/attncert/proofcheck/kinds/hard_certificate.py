@@ -65,6 +65,7 @@ def _resolve_model(directory: Path, spec: Any) -> tuple[Any, ModelRef]:
 def generate(directory: Path, spec: Any) -> Manifest:
     """Run the (untrusted) search once and write the certificate and manifest data."""
     from attncert.certificates.hard import certificate_from_dict
+    from attncert.hard.certificate import certificate_to_dict
     from attncert.hard.pipeline import certify
 
     p = dict(spec.parameters)
@@ -78,7 +79,7 @@ def generate(directory: Path, spec: Any) -> Manifest:
         time_limit=p.get("time_limit", 300.0),
         model_source={"zoo": ref.ref[4:]} if ref.is_zoo else {"path": MODEL_FILE},
     )
-    data = scrub_timings(cert.to_dict())
+    data = scrub_timings(certificate_to_dict(cert))
     certificate_from_dict(data)  # still a valid certificate
     write_atomic(directory / CERTIFICATE, json.dumps(data, indent=1) + "\n")
     files = [entry(directory, CERTIFICATE, "certificate")]

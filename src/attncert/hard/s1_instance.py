@@ -1,6 +1,13 @@
-"""Supplement S1 on one certificate, re-derived by the kernel: what each statement of
-Hahn's formal proof asserts for *this* model and restriction, checked from the
-certificate and the kernel's own tables (not from the search's trace).
+"""Supplement S1 on one certified instance: what each statement of Hahn's formal proof
+asserts for *this* model and restriction, re-derived from the certificate and the kernel's
+own layer check (:func:`attncert.kernel.hard.layers._check_layer`), not from the search's
+trace.
+
+Untrusted, and outside the trusted base (issue 41): it runs *after* the verdict — ``attncert
+check`` prints these statements for a certificate the kernel accepted (``--no-s1`` skips
+them) — and no verdict is computed from them. What it reports is re-derived with the
+kernel's code, so each statement is as exact as the check; a wrong statement here is a
+wrong explanation, not a wrong CERTIFIED. (Before issue 41 this was ``kernel.hard.s1``.)
 
 For each layer ℓ, with C = #free(ρ_{ℓ−1})/n, c = the largest claimed dependency set of
 layer ℓ−1 (1 at layer 1), k, η, q, δ the proof parameters of the certificate's trace

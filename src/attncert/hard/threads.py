@@ -1,4 +1,7 @@
-"""How many threads a layer's independent heads may use.
+"""How many threads a layer's independent heads may use (untrusted: the search's ranking
+and collapse run their heads through :func:`map_heads`; the kernel's layer check takes
+:func:`head_workers` as its thread count from :func:`attncert.hard.checker.check`, and runs
+its own per-head function itself, so a count cannot change a verdict).
 
 numpy's products and reductions release the GIL, so a large layer's heads can run in
 threads — but only when BLAS itself runs one thread per call: two heads each calling a
