@@ -3,10 +3,12 @@ page, taken by headless Chromium, to ``docs/report-screenshot.png`` (issue 33).
 
     python benchmarks/screenshot_report.py                    # n = 16, 64
     python benchmarks/screenshot_report.py --ns 16 --out /tmp/shot.png
+    python benchmarks/screenshot_report.py --report /tmp/r    # keep (or resume) the report
 
 Needs ``chromium`` (``apt-get install -y chromium``). The report runs in this process
-(``dask=False``) into a temporary directory; the page is opened as a ``file://`` URL,
-offline (it links nothing).
+(``dask=False``) into a temporary directory (or ``--report DIR``: a finished report there
+is resumed — its pages rebuilt, no cell run again); the page is opened as a ``file://``
+URL, offline (it links nothing). The top of the page: the summary, then the sections.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def main() -> int:
     ap.add_argument("--ns", default="16,64")
     ap.add_argument("--out", default=str(ROOT / "docs" / "report-screenshot.png"))
     ap.add_argument("--window-size", default="1200,2000")
+    ap.add_argument("--report", default=None, help="the report directory (default: temporary)")
     args = ap.parse_args()
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
@@ -36,7 +39,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         rep = attncert.report(
             ns=[int(x) for x in args.ns.split(",")],
-            out=Path(tmp) / "report",
+            out=Path(args.report) if args.report else Path(tmp) / "report",
             dask=False,
             cell_time_limit=120,
         )

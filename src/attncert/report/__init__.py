@@ -14,7 +14,11 @@ Command line::
 One module per idea: :mod:`~attncert.report.cells` (one analysis at one n, a pure
 function returning a JSON-able outcome and a certificate), :mod:`~attncert.report.run`
 (planning, the directory, running cells in-process or on Dask, resumption),
-:mod:`~attncert.report.document` (the :class:`Report` value and its sections),
+:mod:`~attncert.report.binding` (every cell bound to its certificate),
+:mod:`~attncert.report.document` (the :class:`Report` value), :mod:`~attncert.report.sections`
+(one module per family of sections), :mod:`~attncert.report.summary` (the paragraph a
+person reads first, derived from the verdicts), :mod:`~attncert.report.constancy`,
+:mod:`~attncert.report.text` (marks, run-length strings, exact counts),
 :mod:`~attncert.report.plots` (SVG), :mod:`~attncert.report.html`,
 :mod:`~attncert.report.markdown`, :mod:`~attncert.report.recheck` (``attncert check`` on
 certificates of every kind and on report directories).

@@ -43,7 +43,7 @@ CERTIFIED: dict[str, tuple[str, ...]] = {
     ),
     "verify": (
         "proved", "accepted", "lower", "upper", "accuracy", "undecided_measure", "nodes",
-        "witnesses", "summary", "exact",
+        "witnesses", "summary", "exact", "one_decision",
     ),
     "sensitivity": (
         "certified_bound", "source", "range_cap", "propagated", "checked", "floor",
@@ -138,8 +138,8 @@ def _same_model(what: str, digest: str, want: Model) -> None:
 def _certify(path: Path, model: Model, rec: dict, ns: tuple[int, ...]) -> tuple[Assessment, dict]:
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
+    from attncert.hard.checker import check  # the kernel's check, heads in threads
     from attncert.hard.verdict import assess, dependence_text
-    from attncert.kernel.hard.checker import check
     from attncert.model import harden
 
     cert = load_certificate(path)
@@ -201,6 +201,13 @@ def _verify(path: Path, model: Model, rec: dict, ns: tuple[int, ...]) -> tuple[A
     hi = Fraction(report.right + report.undecided, total)
     und = Fraction(report.undecided, total)
     witnesses = [nd.leaf.witness for nd in cert.nodes if nd.leaf and nd.leaf.witness]
+    # every string gets one decision when every leaf is a bound leaf deciding the same way:
+    # the kernel re-derived each such leaf's decision from its own range (a constant model)
+    leaves = [nd.leaf for nd in cert.nodes if nd.leaf is not None]
+    decisions = {bool(lf.decision) for lf in leaves if lf.kind == "bound"}
+    one = None
+    if leaves and all(lf.kind == "bound" for lf in leaves) and len(decisions) == 1:
+        one = "accept" if decisions.pop() else "reject"
     proved = (
         "correct" if report.right == total else "wrong" if report.wrong else None
     )  # fmt: skip
@@ -215,6 +222,7 @@ def _verify(path: Path, model: Model, rec: dict, ns: tuple[int, ...]) -> tuple[A
         "undecided_measure": sci_up(und, 12),
         "nodes": len(cert.nodes),
         "witnesses": witnesses[:2],
+        "one_decision": one,
         "summary": f"{a.verdict.value}: " + (
             "proved correct on every string" if proved == "correct"
             else "proved wrong (witness in arb)" if proved == "wrong"

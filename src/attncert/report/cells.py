@@ -11,12 +11,14 @@ one of the project's analyses and returns a JSON-able outcome
 
 The analyses (each the Python API behind a command):
 
-* ``harden`` — agreement of the soft model and its hardened version on sampled strings
-  (:func:`attncert.model.importers.hardening_report`); measured, not proved.
+* ``harden`` — agreement of the soft model and its hardened version
+  (:func:`attncert.model.importers.hardening_report`) on every string of length n where
+  that is cheap (:func:`_cheap`: |Σ|ⁿ ≤ 2¹⁶ and a probe says it fits the cell's budget),
+  else on sampled strings; measured, not proved.
 * ``certify`` — Hahn's Theorem 1 on the hardened model (``attncert certify``), with the
   soft model's decisions on the misclassified pair (``--soft-pair``).
 * ``verify`` — certified accuracy over all |Σ|ⁿ strings (``attncert verify``), beside the
-  accuracy sampled on uniform strings.
+  accuracy measured in floating point (every string where cheap, else sampled).
 * ``sensitivity`` — Lemma 5 measured, the certified B(n) and Theorem 6's floor
   (``attncert sensitivity --certify``).
 * ``uniform`` — Lemma 5 uniformly in n (``attncert sensitivity --uniform``), one cell.
@@ -56,6 +58,11 @@ CERTIFY_SHARE, VERIFY_SHARE, SENSITIVITY_SHARE, SOFT_SHARE = 0.7, 0.35, 0.2, 0.5
 #: strings per n for the sampled accuracy and the hardening agreement: 200 up to n = 64,
 #: then fewer (a float forward pass costs O(n²) per string: ≈ 0.1 s at n = 1024), ≥ 24
 SAMPLES, SAMPLE_WORK, MIN_SAMPLES = 200, 12_800, 24
+#: up to |Σ|ⁿ = 2¹⁶ strings the measured numbers (hardening agreement, sampled accuracy, the
+#: PARITY cross-entropy) are computed over every string, when a probe of :data:`PROBE`
+#: strings says it fits in the given share of the cell's time limit
+EXACT_MAX, PROBE = 1 << 16, 256
+HARDEN_EXACT_SHARE, SAMPLED_EXACT_SHARE, CE_EXACT_SHARE = 0.6, 0.1, 0.15
 #: languages the soft restriction's pair search knows (attncert soft-certify --language)
 SOFT_LANGUAGES = ("parity", "parity-odd", "dyck1", "dyck2", "majority", "first_last")
 
@@ -164,19 +171,55 @@ def _strings(model: Model, n: int, seed: int, count: int | None = None) -> list[
     return ["".join(row) for row in sigma[rng.integers(0, len(sigma), size=(count, n))]]
 
 
+def _limit(spec: CellSpec, share: float) -> float:
+    """An analysis's own time limit: its share of the cell's (at least 1 s)."""
+    return max(1.0, share * spec.time_limit)
+
+
+def _every_string(model: Model, n: int) -> list[str]:
+    import itertools
+
+    return ["".join(p) for p in itertools.product(model.alphabet, repeat=n)]
+
+
+def _cheap(model: Model, n: int, seconds: float, passes: float = 1.0) -> bool:
+    """All |Σ|ⁿ strings fit: |Σ|ⁿ ≤ :data:`EXACT_MAX` and ``passes`` float forward passes
+    over them, extrapolated from a probe of :data:`PROBE` strings, take ≤ ``seconds``."""
+    total = len(model.alphabet) ** n
+    if total > EXACT_MAX:
+        return False
+    if total <= PROBE:
+        return True
+    from attncert.model import forward
+
+    probe = _strings(model, n, 0, PROBE)
+    t0 = time.perf_counter()
+    forward(model, probe)
+    return passes * (time.perf_counter() - t0) * total / PROBE <= seconds
+
+
+def _measured_strings(model: Model, spec: CellSpec, share: float, passes: float = 1.0):
+    """(strings, exact): every string of length n when cheap (:func:`_cheap`), else the
+    sampled ones of :func:`_strings`."""
+    if _cheap(model, spec.n, share * spec.time_limit, passes):
+        return _every_string(model, spec.n), True
+    return _strings(model, spec.n, spec.seed), False
+
+
 def _harden(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, None]:
     from attncert.model.importers import hardening_report
 
-    rep = hardening_report(model, _strings(model, spec.n, spec.seed))
-    a = rep.accept
-    return MEASURED, {"strings": a.strings, "agree": a.agree, "rate": a.rate}, None
+    strings, exact = _measured_strings(model, spec, HARDEN_EXACT_SHARE, passes=2.0)
+    a = hardening_report(model, strings).accept
+    return MEASURED, {"strings": a.strings, "agree": a.agree, "rate": a.rate, "exact": exact}, None
 
 
 def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str | None]:
     from attncert.errors import SolverTimeout
+    from attncert.hard.certificate import certificate_to_json
+    from attncert.hard.checker import check
     from attncert.hard.pipeline import CertificationFailed, certify
     from attncert.hard.verdict import assess, dependence_text
-    from attncert.kernel.hard.checker import check
     from attncert.kernel.verdict import not_found
     from attncert.model import harden
 
@@ -191,15 +234,23 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
             model_source=src,
             n=spec.n,
             language=spec.language,
-            time_limit=max(1.0, CERTIFY_SHARE * spec.time_limit),
+            time_limit=_limit(spec, CERTIFY_SHARE),
             seed=spec.seed,
         )
     except SolverTimeout as err:
         a = not_found(f"solver time-out: {err}")
-        return a.verdict.value, {"no_certificate": a.reasons[0]}, None
+        return (
+            a.verdict.value,
+            {"no_certificate": a.reasons[0], "search_limit": _limit(spec, CERTIFY_SHARE)},
+            None,
+        )
     except CertificationFailed as err:
         a = err.assessment()  # a search that found nothing is UNDECIDED, never REFUTED
-        return a.verdict.value, {"no_certificate": a.reasons[0]}, None
+        return (
+            a.verdict.value,
+            {"no_certificate": a.reasons[0], "search_limit": _limit(spec, CERTIFY_SHARE)},
+            None,
+        )
     report = check(cert, hard)
     cert.trace["seconds_check"] = round(report.seconds, 3)
     assessment = assess(cert, hard, report)
@@ -224,6 +275,7 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
         "note": cert.note,
         "seconds_search": cert.trace.get("seconds_search"),
         "seconds_check": cert.trace.get("seconds_check"),
+        "search_limit": _limit(spec, CERTIFY_SHARE),
     }
     if report.accepted:
         data["depends"] = dependence_text(cert, report)
@@ -237,30 +289,36 @@ def _certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str
                     "misclassified": pair.misclassified,
                     "text": pair.sentence(spec.language),
                 }
-    return assessment.verdict.value, data, cert.to_json() if report.accepted else None
+    return assessment.verdict.value, data, certificate_to_json(cert) if report.accepted else None
 
 
 def _verify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str | None]:
     from attncert.languages import language
     from attncert.model import forward
     from attncert.soft.verify import refusal, verify
+    from attncert.soft.verify.certificate import certificate_to_json
 
     name = spec.language
     lang = language("dfa", path=name[4:]) if name.startswith("dfa:") else language(name)
-    strings = _strings(model, spec.n, spec.seed)
-    right = sum(
-        bool(d) == lang.contains(s)
-        for s, d in zip(strings, forward(model, strings).accept, strict=True)
-    )
-    sampled = {"strings": len(strings), "right": int(right), "accuracy": right / len(strings)}
+    strings, exact = _measured_strings(model, spec, SAMPLED_EXACT_SHARE)
+    decisions = forward(model, strings).accept
+    right = sum(bool(d) == lang.contains(s) for s, d in zip(strings, decisions, strict=True))
+    sampled = {
+        "strings": len(strings),
+        "right": int(right),
+        "accuracy": right / len(strings),
+        "exact": exact,  # every string of length n (float forward), not a sample
+        "accepts": int(np.count_nonzero(decisions)),
+    }
     why = refusal(model, lang, spec.n)
     if why:
-        raise UnsupportedError(f"{why} (sampled accuracy {sampled['accuracy']:.3f})")
+        raise UnsupportedError(f"{why} (measured accuracy {sampled['accuracy']:.3f})")
+    limit = _limit(spec, VERIFY_SHARE)
     res = verify(
         model,
         lang,
         spec.n,
-        time_limit=max(1.0, VERIFY_SHARE * spec.time_limit),
+        time_limit=limit,
         seed=spec.seed,
         source=source,
         progress=False,
@@ -277,8 +335,11 @@ def _verify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str 
         "nodes": d["nodes"],
         "witnesses": d["witnesses"][:2],
         "summary": res.summary().splitlines()[-1],
+        "search_limit": limit,  # measured: the search's own budget, what it used, why it stopped
+        "search_seconds": d.get("search_seconds"),
+        "stopped": d.get("stopped") or "",
     }
-    return res.verdict, data, res.certificate.to_json()
+    return res.verdict, data, certificate_to_json(res.certificate)
 
 
 def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str | None]:
@@ -287,13 +348,8 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
     from attncert.soft.parity_rate import accepted_parity
     from attncert.soft.report import sensitivity_report
 
-    rep = sensitivity_report(
-        model,
-        [spec.n],
-        seed=spec.seed,
-        restarts=4,
-        time_budget=max(0.5, SENSITIVITY_SHARE * spec.time_limit),
-    )
+    limit = max(0.5, SENSITIVITY_SHARE * spec.time_limit)
+    rep = sensitivity_report(model, [spec.n], seed=spec.seed, restarts=4, time_budget=limit)
     row = rep.rows()[0]
     wit = rep.profile.results[0].witness
     data: dict[str, Any] = {
@@ -303,8 +359,17 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
         "lemma5_log10": row["bound_log10"],
         "lemma5_not_applicable": rep.not_applicable,
         "outside": list(lemma5_failures(model)),
+        "search_limit": limit,
     }
-    even = accepted_parity(model)[0]
+    # Theorem 6's cross-entropy is PARITY's: against the report's language when it is PARITY
+    # or its complement, else (for comparison) the parity the model itself accepts
+    if spec.language in ("parity", "parity-odd"):
+        even = spec.language == "parity"
+    else:
+        even = accepted_parity(model)[0]
+    cheap = set(model.alphabet) == {"0", "1"} and _cheap(
+        model, spec.n, CE_EXACT_SHARE * spec.time_limit
+    )
     rows = certified_rows(
         model,
         rep,
@@ -312,6 +377,7 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
         accepts_even=True if even is None else even,
         samples=max(2 * MIN_SAMPLES, min(300, 2 * SAMPLE_WORK // spec.n)),
         seed=spec.seed,
+        exhaustive_max=EXACT_MAX if cheap else 0,
     )
     r = rows[0]
     d = r.as_dict()
@@ -324,6 +390,15 @@ def _sensitivity(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict,
             "checked": d["checked"],
             "floor": d["cross_entropy_floor"],
             "measured_ce": d["measured_cross_entropy"],
+            "ce": None
+            if r.ce is None
+            else {
+                "mean": r.ce.mean,
+                "half_width": r.ce.half_width,
+                "strings": r.ce.samples,
+                "exact": r.ce.exact,
+                "language": r.ce.language,
+            },
             "diagnosis": d["diagnosis"],
             "undecided": d["undecided"],
         }
@@ -393,7 +468,7 @@ def _soft_certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict
         source=_text_source(source),
         restriction=True,
         language=spec.language,
-        time_limit=max(1.0, SOFT_SHARE * spec.time_limit),
+        time_limit=_limit(spec, SOFT_SHARE),
         seed=spec.seed,
     )
     cert = res.certificate
@@ -410,6 +485,7 @@ def _soft_certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict
         "pair_decision": None if cert.pair is None else bool(cert.pair.decision),
         "notes": list(res.notes),
         "outside": list(res.outside),
+        "search_limit": _limit(spec, SOFT_SHARE),
     }
     return res.verdict, data, cert.to_json()
 

@@ -96,8 +96,9 @@ def kind_of(data: Any, source: str) -> str:
     """The certificate kind named by the JSON object's ``format`` field."""
     fmt = data.get("format") if isinstance(data, dict) else None
     if fmt not in KINDS:
+        said = "it has no 'format' field" if fmt is None else f"format {fmt!r}"
         raise SpecError(
-            f"format {fmt!r} is not a certificate format attncert knows",
+            f"{said}: not a certificate format attncert knows",
             where=f"{source}: format",
             expected=", ".join(sorted(KINDS)),
         )
@@ -134,7 +135,7 @@ def check_certificate(path: str | os.PathLike[str], model: Model | None = None) 
 def _hard(path: Path, data: dict, model: Model | None) -> FileCheck:
     from attncert.certificates.hard import load_certificate
     from attncert.certificates.locate import resolve_model
-    from attncert.kernel.hard.checker import check
+    from attncert.hard.checker import check  # the kernel's check, heads in threads
     from attncert.kernel.verdict import hard_certificate
 
     cert = load_certificate(path)

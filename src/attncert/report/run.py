@@ -160,7 +160,14 @@ def finished(out: Path, spec: CellSpec) -> dict | None:
 def store(out: Path, spec: CellSpec, outcome: dict[str, Any]) -> dict[str, Any]:
     """Write the cell's certificate (if any), then its outcome file; return the record."""
     cert = outcome.pop("certificate", None)
-    rec = {"cell": spec.name, "key": spec.key(), **outcome, "certificate": None}
+    # the cell's time budget is part of its record: the page shows what it had and used
+    rec = {
+        "cell": spec.name,
+        "key": spec.key(),
+        "time_limit": spec.time_limit,
+        **outcome,
+        "certificate": None,
+    }
     if cert:
         rel = f"certs/{spec.name}.json"
         write_atomic(out / rel, cert)

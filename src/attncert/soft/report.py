@@ -169,6 +169,11 @@ def single_key_weight(model: Model, witness) -> float:
     return float(max(w[:, :, r, i].max() for r in rows))
 
 
+def _log(x: float, width: int) -> str:
+    """A log10 column: "—" where Lemma 5 gives no number (not ``nan``)."""
+    return f"{'—':>{width}}" if x is None or x != x else f"{x:>{width}.2f}"
+
+
 def format_table(report: SensitivityReport) -> str:
     """A plain-text table of :meth:`SensitivityReport.rows`."""
     head = f"{'n':>6}  {'method':<10} {'max change':>11} {'|Δprob|':>10} {'log10 L5':>14} "
@@ -180,8 +185,8 @@ def format_table(report: SensitivityReport) -> str:
         cap = " (cap)" if r["bound_is_cap"] else "      "
         lines.append(
             f"{r['n']:>6}  {r['method']:<10} {r['max_change']:>11.4e} "
-            f"{r['probability_change']:>10.3e} {r['bound_log10']:>8.2f}{cap} "
-            f"{r['bound_uncorrected_log10']:>11.2f}  i={r['witness_position']}→"
+            f"{r['probability_change']:>10.3e} {_log(r['bound_log10'], 8)}{cap} "
+            f"{_log(r['bound_uncorrected_log10'], 11)}  i={r['witness_position']}→"
             f"{r['witness_symbol']} x={x}"
         )
     if len({r.n for r in report.profile.results}) < 2:

@@ -7,7 +7,10 @@ a model — every analysis that applies, at every n, in one self-contained page.
     attncert report model.json --language dyck1 -o r/ --scheduler tcp://scheduler:8786
     attncert check report/                             # re-check every certificate in it
 
-Sections: the model (layers, heads, positional scheme, soft or hard heads); hardening
+The page opens with a short paragraph, derived from the verdicts, that says what the
+theory says about the model (proved correct, or wrong with a witness; what Theorem 1 and
+Lemma 5 could and could not certify and why; what does not apply); the command prints it
+last. Sections: the model (layers, heads, positional scheme, soft or hard heads); hardening
 agreement by n; Theorem 1 (the hardened certificate, ``certify``); certified accuracy
 (``verify``) beside sampled accuracy; Lemma 5 / Theorem 6 (measured change, certified
 B(n), the uniform K/n, the cross-entropy floor, the theorem's status); the soft
@@ -26,7 +29,8 @@ The cells run as tasks on Dask — an embedded LocalCluster (``--workers K``, de
 per core) or ``--scheduler ADDRESS`` — each in a child process killed at
 ``--cell-time-limit`` seconds (plus start-up), which is also passed to the analyses' own
 time limits; ``--no-dask`` (or ``--workers 0``) runs them in this process. A cell that
-fails or times out is reported in its section, never fatal to the rest. A
+fails or times out is reported in its section, never fatal to the rest; every cell shows
+its budget and what it used, and one that ran out names ``--cell-time-limit``. A
 ``--scheduler`` that does not answer within 20 s is refused (exit 2) before DIR is
 created or written.
 
@@ -141,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
             {"directory": rep.directory, "ran": rep.ran, "where": rep.where, **rep.to_dict()}
         )
     else:
-        print(rep.summary())
+        print(rep.summary(short=False))
         print(f"written: {rep.directory}/index.html, report.md, report.json, certs/")
+        print()
+        print(rep.short())  # the closing lines: what the theory says about this model
     return rep.exit_code
