@@ -11,7 +11,11 @@ one model (by content hash) and one language, over the lengths [A, B] (B an inte
     ``{"kind": "head"}`` — one child per symbol σ (branch σ): the prefix u becomes u·σ;
     ``{"kind": "tail"}`` — one child per symbol σ: the suffix w becomes σ·w;
     ``{"kind": "count", "symbol": σ, "at": c}`` — the middle's number of σ in [a, c − 1]
-    (branch 0) and [c, b] (1), [a, b] the parent's range (initially [0, ∞)).
+    (branch 0) and [c, b] (1), [a, b] the parent's range (initially [0, ∞));
+    ``{"kind": "first", "symbol": τ}`` — on a free middle: no τ in it (branch 0, the count
+    of τ in [0, 0]) or a first τ at relative position i*/N ∈ [0, ∞) (branch 1);
+    ``{"kind": "firstpos", "at": "p/q"}`` — the first τ's i*/N in [t_lo, t) (branch 0) and
+    [t, t_hi) (1), [t_lo, t_hi) the parent's range.
 ``leaf``
     ``{"kind": "bound", "bins": M, "decision": d, "claim": "right" | "wrong"}`` — the
     kernel bounds the logit over the node's pattern (:mod:`attncert.kernel.horizon.bound`,
@@ -20,6 +24,9 @@ one model (by content hash) and one language, over the lengths [A, B] (B an inte
     right (d = membership) or wrong on all of them;
     ``{"kind": "verify", "certificate": {...}}`` — a single length n with no fixed symbol:
     a verification tree over Σⁿ (:mod:`attncert.certificates.verify`);
+    ``{"kind": "string", "decision": d, "claim": "right" | "wrong"}`` — a pattern that is
+    one string (one length, the middle one repeated symbol): the string decided by the
+    kernel's rigorous forward pass in arb;
     ``{"kind": "exhaustive"}`` — a single short length with no fixed symbol: every string
     of Σⁿ decided by the kernel's rigorous forward pass (any model kind, hard heads too);
     ``{"kind": "open"}`` — undecided.
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from attncert.errors import SpecError
@@ -40,8 +48,8 @@ from attncert.jsonread import check_header, read_json
 
 FORMAT = "attncert-horizon-certificate"
 VERSION = 1
-SPLITS = ("length", "head", "tail", "count")
-LEAVES = ("bound", "verify", "exhaustive", "open")
+SPLITS = ("length", "head", "tail", "count", "first", "firstpos")
+LEAVES = ("bound", "string", "verify", "exhaustive", "open")
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,7 @@ class Split:
     kind: str
     at: int | None = None
     symbol: str | None = None
+    t: Fraction | None = None  # a firstpos split's relative position
 
 
 @dataclass(frozen=True)
@@ -98,26 +107,40 @@ def _split(d: Any, where: str) -> Split:
     kind = d["kind"]
     if kind == "length":
         return Split(kind, at=_int(d.get("at"), f"{where}.at", 1))
-    if kind == "count":
+    if kind in ("count", "first"):
         sym = d.get("symbol")
         if not isinstance(sym, str) or len(sym) != 1:
             raise SpecError(f"{sym!r}", where=f"{where}.symbol", expected="one symbol")
+        if kind == "first":
+            return Split(kind, symbol=sym)
         return Split(kind, at=_int(d.get("at"), f"{where}.at", 1), symbol=sym)
+    if kind == "firstpos":
+        return Split(kind, t=_fraction(d.get("at"), f"{where}.at"))
     return Split(kind)
+
+
+def _fraction(v: Any, where: str) -> Fraction:
+    """An exact rational written "p/q" (or an integer), 0 < t."""
+    if isinstance(v, str) and "/" in v:
+        a, _, b = v.partition("/")
+        if a.isdigit() and b.isdigit() and int(b) > 0 and int(a) > 0:
+            return Fraction(int(a), int(b))
+    raise SpecError(f"{v!r}", where=where, expected="a positive rational 'p/q'")
 
 
 def _leaf(d: Any, where: str) -> Leaf:
     if not isinstance(d, dict) or d.get("kind") not in LEAVES:
         raise SpecError(f"{d!r}", where=where, expected="a leaf of kind " + "/".join(LEAVES))
     kind = d["kind"]
-    if kind == "bound":
+    if kind in ("bound", "string"):
         dec = d.get("decision")
         if not isinstance(dec, bool):
             raise SpecError(f"{dec!r}", where=f"{where}.decision", expected="true or false")
         claim = d.get("claim")
         if claim not in ("right", "wrong"):
             raise SpecError(f"{claim!r}", where=f"{where}.claim", expected="'right' or 'wrong'")
-        return Leaf(kind, _int(d.get("bins"), f"{where}.bins", 0), dec, claim)
+        bins = _int(d.get("bins"), f"{where}.bins", 0) if kind == "bound" else 0
+        return Leaf(kind, bins, dec, claim)
     if kind == "verify":
         c = d.get("certificate")
         if not isinstance(c, dict):

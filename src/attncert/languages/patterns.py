@@ -8,8 +8,9 @@ and b occurrences of one symbol σ (optional). :func:`pattern_membership` says w
 
 * ``first_last``: the first symbol is u's first and the last is w's last when both are
   non-empty;
-* ``ones_star`` (1*): a 0 in u or w, or a middle with at least one 0, is outside; a middle
-  with no 0 and u, w of 1s only is inside;
+* ``ones_star`` (1*): a 0 in u or w, or a middle with at least one 0 (a count bound, or a
+  first-occurrence pattern of 0), is outside; a middle with no 0 and u, w of 1s only is
+  inside;
 * ``majority`` (more 1s than 0s), over a finite interval: 2·#1 − n is linear in (m, #σ)
   over a polygon; its sign is constant when it is at every vertex;
 * ``parity`` / ``parity-odd``: the number of 1s is fixed when the count of 1s in the middle
@@ -32,9 +33,11 @@ def pattern_membership(
     counts: tuple[tuple[str, int, int | None], ...],
     lo: int,
     hi: int | None,
+    first: str | None = None,
 ) -> bool | None:
     """True / False when every string of the pattern is / is not in ``lang``; None when
-    the pattern does not pin membership down (module docstring)."""
+    the pattern does not pin membership down (module docstring). ``first``: the middle
+    holds this symbol (a first-occurrence pattern)."""
     name = lang.name
     fixed = len(u) + len(w)
     m_lo, m_hi = lo - fixed, None if hi is None else hi - fixed
@@ -45,6 +48,10 @@ def pattern_membership(
         return None
     if name == "first_last":
         return (u[0] == w[-1]) if u and w else None
+    if first is not None:  # the middle holds ``first`` somewhere, nothing else is known
+        if name == "ones_star" and (first == "0" or "0" in u + w):
+            return False
+        return None
     if name == "ones_star":
         if "0" in u + w:
             return False
@@ -53,7 +60,13 @@ def pattern_membership(
                 return True
             if a >= 1:
                 return False
-        if sym == "1" and a >= m_lo and m_hi is not None and m_hi == m_lo and (b is None or b >= m_hi):
+        if (
+            sym == "1"
+            and a >= m_lo
+            and m_hi is not None
+            and m_hi == m_lo
+            and (b is None or b >= m_hi)
+        ):
             return True  # every middle symbol is a 1 (single length, #1 = m)
         return None
     if name == "majority":

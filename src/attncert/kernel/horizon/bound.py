@@ -8,8 +8,9 @@ the pattern's interval, every position of the class and every string of the patt
 * **embedding**: the token's row plus the positional weights times the exact feature
   ranges of the class (:func:`.classes.feature_range`);
 * **attention**: per head, q, k and ṽ = W_O W_V u boxes per row (outward-rounded
-  products, :mod:`attncert.kernel.core.bounds`); scores β·q·k with β(N)'s range over the
-  interval, plus ALiBi's −m·(i − j) over the classes' distances; rotary heads bound
+  products, :mod:`attncert.kernel.core.bounds`); scores β·(q·k − m·(i − j)) with β(N)'s
+  range over the interval and ALiBi's term over the classes' distances (inside β, as
+  :func:`attncert.model.forward.attention_weights` scales it); rotary heads bound
   q·R(φ)k for *every* angle per pair (|q_p||k_p|: the offsets between two classes range
   over many values); each key class seen from a query row with its count range — all of
   it without a mask, the earlier classes (and from 1 to all of its own) under a causal
@@ -172,11 +173,10 @@ def _head_out(head, u, lay: Layout, rows, q_idx, model: Model, count_constraint)
                 "over an infinite interval of lengths"
             )
     else:
-        s_lo, s_hi = B.imul(*sig, np.float64(beta[0]), np.float64(beta[1]))
-        if head.alibi:
+        if head.alibi:  # the score is β·(q·k − m·(i − j)): ALiBi's term before β
             a_lo, a_hi = _offsets(lay, model, q_cls, list(cls))
-            s_lo = B.dn(s_lo - B.up(head.alibi * a_hi))
-            s_hi = B.up(s_hi - B.dn(head.alibi * a_lo))
+            sig = B.dn(sig[0] - B.up(head.alibi * a_hi)), B.up(sig[1] - B.dn(head.alibi * a_lo))
+        s_lo, s_hi = B.imul(*sig, np.float64(beta[0]), np.float64(beta[1]))
         lo = np.empty((len(q_idx), v_lo.shape[1]))
         hi = np.empty_like(lo)
         for part, constrained in ((full, True), (~full, False)):

@@ -38,6 +38,7 @@ pass in arb.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from attncert.certificates.horizon import HorizonCertificate
 from attncert.errors import AttncertError, UnsupportedError
@@ -50,7 +51,9 @@ from attncert.languages.patterns import SUPPORTED, pattern_membership
 from attncert.model.spec import Model
 
 ARB_WITNESS_MAX = 512
-EXHAUSTIVE_MAX = 1 << 12  # strings an exhaustive leaf may hold
+STRING_MAX = 4096  # symbols of a single-string leaf (decided in arb)
+EXHAUSTIVE_MAX = 1 << 16  # strings an exhaustive leaf may hold (softmax models)
+EXHAUSTIVE_MAX_ARB = 1 << 12  # … when every string is decided in arb (hard heads)
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def _patterns(cert: HorizonCertificate, model: Model) -> list[Pattern]:
     for k, nd in enumerate(nodes):
         if nd.split is None:
             continue
-        want = list(sigma) if nd.split.kind in ("head", "tail") else [0, 1]
+        want = list(sigma) if nd.split.kind in ("head", "tail") else [0, 1]  # count, first…
         got = kids.get(k, [])
         if sorted(map(str, got)) != sorted(map(str, want)) or len(got) != len(want):
             _fail(
@@ -156,8 +159,10 @@ def _child(par: Pattern, sp, branch, sigma, where: str, swhere: str) -> Pattern:
         if branch == 1:
             return Pattern(sp.at + 1, hi, par.u, par.w, par.counts)
         _fail("tree", where, f"{branch!r}: a length split's children are 0 and 1")
+    if sp.kind in ("first", "firstpos"):
+        return _first_child(par, sp, branch, sigma, where, swhere)
     if sp.kind in ("head", "tail"):
-        if par.counts:
+        if par.counts or par.first is not None:
             _fail("tree", swhere, "a head or tail split on a node with count bounds")
         if par.lo < par.fixed + 1:
             _fail(
@@ -172,6 +177,8 @@ def _child(par: Pattern, sp, branch, sigma, where: str, swhere: str) -> Pattern:
             return Pattern(par.lo, par.hi, par.u + branch, par.w)
         return Pattern(par.lo, par.hi, par.u, branch + par.w)
     # count
+    if par.first is not None:
+        _fail("tree", swhere, "a count split on a first-occurrence node")
     if sp.symbol not in sigma:
         _fail("tree", swhere, f"{sp.symbol!r} is not a symbol of Σ")
     others = [c for c in par.counts if c[0] != sp.symbol]
@@ -188,12 +195,65 @@ def _child(par: Pattern, sp, branch, sigma, where: str, swhere: str) -> Pattern:
     raise AssertionError  # unreachable
 
 
+def _first_child(par: Pattern, sp, branch, sigma, where: str, swhere: str) -> Pattern:
+    """A first split partitions a free middle by whether τ occurs and where it first
+    occurs (exactly one i* per string with τ); a firstpos split cuts [t_lo, t_hi) at t."""
+    if sp.kind == "first":
+        if par.counts or par.first is not None:
+            _fail("tree", swhere, "a first split needs a free middle")
+        if sp.symbol not in sigma:
+            _fail("tree", swhere, f"{sp.symbol!r} is not a symbol of Σ")
+        if branch == 0:
+            return Pattern(par.lo, par.hi, par.u, par.w, ((sp.symbol, 0, 0),))
+        if branch == 1:
+            return Pattern(par.lo, par.hi, par.u, par.w, first=(sp.symbol, Fraction(0), None))
+        _fail("tree", where, f"{branch!r}: a first split's children are 0 and 1")
+    if par.first is None:
+        _fail("tree", swhere, "a firstpos split needs a first-occurrence node")
+    tau, a, b = par.first
+    if not (a < sp.t and (b is None or sp.t < b)):
+        _fail("tree", swhere, f"a firstpos split at {sp.t} must lie in ({a}, {b})")
+    if branch == 0:
+        return Pattern(par.lo, par.hi, par.u, par.w, first=(tau, a, sp.t))
+    if branch == 1:
+        return Pattern(par.lo, par.hi, par.u, par.w, first=(tau, sp.t, b))
+    _fail("tree", where, f"{branch!r}: a firstpos split's children are 0 and 1")
+    raise AssertionError  # unreachable
+
+
+def first_nonempty(pat: Pattern, model: Model) -> int | None:
+    """The least length of ``pat``'s interval at which it holds a string (None: none)."""
+    a = pat.counts[0][1] if pat.counts else 0
+    n = max(pat.lo, pat.fixed + max(1, a))
+    if pat.first is None:
+        return n if pat.hi is None or n <= pat.hi else None
+    _, t_lo, t_hi = pat.first
+    b, e = int(model.bos is not None), int(model.eos is not None)
+    i0 = b + len(pat.u) + 1
+    for _ in range(1 << 16):  # the window [t_lo·N, t_hi·N) holds a middle position soon
+        if pat.hi is not None and n > pat.hi:
+            return None
+        big_n = n + b + e
+        star = max(i0, -(-t_lo.numerator * big_n // t_lo.denominator))
+        if star <= big_n - len(pat.w) - e and (t_hi is None or Fraction(star, big_n) < t_hi):
+            return n
+        n += 1
+    return None
+
+
 def _first_string(pat: Pattern, model: Model, n: int) -> tuple[tuple[str, int], ...]:
     """A string of ``pat`` at length n, run-length encoded: the counted symbol its least
     number of times, the rest the first other symbol."""
     m = n - pat.fixed
     runs: list[tuple[str, int]] = []
-    if pat.counts:
+    if pat.first is not None:
+        tau, t_lo, _ = pat.first
+        b, e = int(model.bos is not None), int(model.eos is not None)
+        i0 = b + len(pat.u) + 1
+        star = max(i0, -(-t_lo.numerator * (n + b + e) // t_lo.denominator))
+        filler = next(c for c in model.alphabet if c != tau)
+        runs = [(filler, star - i0), (tau, 1), (filler, m - (star - i0) - 1)]
+    elif pat.counts:
         s, a, _b = pat.counts[0]
         filler = next(c for c in model.alphabet if c != s)
         runs = [(s, a), (filler, m - a)]
@@ -223,7 +283,7 @@ def _check(cert: HorizonCertificate, model: Model, facts: list[str]):
     )
     status: list[tuple[int, int | None, str]] = []  # (lo, hi, "proved"|"refuted"|"open")
     witness: dict[int, tuple[tuple[str, int], ...]] = {}
-    kinds = {"bound": 0, "verify": 0, "exhaustive": 0, "open": 0}
+    kinds = {"bound": 0, "string": 0, "verify": 0, "exhaustive": 0, "open": 0}
     for k, nd in enumerate(cert.nodes):
         if nd.leaf is None:
             continue
@@ -235,6 +295,8 @@ def _check(cert: HorizonCertificate, model: Model, facts: list[str]):
             status.extend(_bound_leaf(model, lang, leaf, pat, where, witness))
         elif leaf.kind == "exhaustive":
             status.append(_exhaustive_leaf(model, lang, pat, where, witness))
+        elif leaf.kind == "string":
+            status.append(_string_leaf(model, lang, leaf, pat, where, witness))
         else:
             status.append(_verify_leaf(model, lang, cert, leaf, pat, where, witness))
     proved, undecided, refuted = _merge(cert.lo, cert.hi, status)
@@ -244,8 +306,8 @@ def _check(cert: HorizonCertificate, model: Model, facts: list[str]):
     every = tuple((a, witness[a]) for a, _ in refuted)
     facts.append(
         f"{len(cert.nodes)} nodes partition the strings of every length: {kinds['bound']} "
-        f"bound, {kinds['verify']} verify, {kinds['exhaustive']} exhaustive, {kinds['open']} "
-        "open leaves"
+        f"bound, {kinds['string']} single-string, {kinds['verify']} verify, "
+        f"{kinds['exhaustive']} exhaustive, {kinds['open']} open leaves"
     )
     _summary(cert.summary, proved, undecided, refuted, up_to, first)
     return proved, undecided, refuted, up_to, first, w, kinds, every
@@ -263,7 +325,9 @@ def _bound_leaf(model, lang, leaf, pat: Pattern, where: str, witness: dict):
             f"the re-derived range [{got.z_lo!r}, {got.z_hi!r}] over {pat.text()} does not "
             f"give decision {leaf.decision} on every string",
         )
-    member = pattern_membership(lang, pat.u, pat.w, pat.counts, pat.lo, pat.hi)
+    member = pattern_membership(
+        lang, pat.u, pat.w, pat.counts, pat.lo, pat.hi, None if pat.first is None else pat.first[0]
+    )
     if member is None:
         _fail("membership", where, f"membership in {lang.name} is not constant over {pat.text()}")
     claim = "right" if member == leaf.decision else "wrong"
@@ -271,9 +335,8 @@ def _bound_leaf(model, lang, leaf, pat: Pattern, where: str, witness: dict):
         _fail("bound", f"{where}.claim", f"the model is {claim} on {pat.text()}, not {leaf.claim}")
     if claim == "right":
         return [(pat.lo, pat.hi, "proved")]
-    a = pat.counts[0][1] if pat.counts else 0
-    first = max(pat.lo, pat.fixed + max(1, a))
-    if pat.hi is not None and first > pat.hi:
+    first = first_nonempty(pat, model)
+    if first is None:
         return [(pat.lo, pat.hi, "proved")]  # no string of the pattern: nothing is wrong
     rle = _first_string(pat, model, first)
     if first <= ARB_WITNESS_MAX:
@@ -311,6 +374,37 @@ def _verify_leaf(model, lang, cert, leaf, pat: Pattern, where: str, witness: dic
     return (pat.lo, pat.lo, "proved" if rep.right == rep.total else "open")
 
 
+def single_string(pat: Pattern, model: Model) -> str | None:
+    """The one string of a pattern at one length whose middle is one symbol repeated (every
+    other symbol bounded to 0 occurrences), or None."""
+    if pat.hi != pat.lo or pat.first is not None:
+        return None
+    pinned = {s for s, a, b in pat.counts if b == 0}
+    left = [c for c in model.alphabet if c not in pinned]
+    if len(left) != 1:
+        return None
+    return pat.u + left[0] * pat.m_lo + pat.w
+
+
+def _string_leaf(model, lang, leaf, pat: Pattern, where: str, witness: dict):
+    """A pattern of one string, decided by the rigorous forward pass (arb)."""
+    from attncert.kernel.verify.checker import decide_string
+
+    s = single_string(pat, model)
+    if s is None or len(s) > STRING_MAX:
+        _fail("string", where, f"{pat.text()} is not one string of at most {STRING_MAX} symbols")
+    decision = decide_string(model, s, where)
+    if decision != leaf.decision:
+        _fail("string", f"{where}.decision", f"arb decides {decision} on {s[:32]}…")
+    claim = "right" if lang.contains(s) == decision else "wrong"
+    if claim != leaf.claim:
+        _fail("string", f"{where}.claim", f"the model is {claim} on {s[:32]}…, not {leaf.claim}")
+    if claim == "wrong":
+        witness.setdefault(pat.lo, _rle(s))
+        return (pat.lo, pat.lo, "refuted")
+    return (pat.lo, pat.lo, "proved")
+
+
 def _exhaustive_leaf(model, lang, pat: Pattern, where: str, witness: dict):
     import itertools
 
@@ -320,8 +414,9 @@ def _exhaustive_leaf(model, lang, pat: Pattern, where: str, witness: dict):
     if pat.u or pat.w or pat.counts or pat.hi != pat.lo:
         _fail("exhaustive", where, f"an exhaustive leaf covers one whole length, not {pat.text()}")
     n = pat.lo
-    if len(model.alphabet) ** n > EXHAUSTIVE_MAX:
-        _fail("exhaustive", where, f"|Σ|^{n} strings: more than {EXHAUSTIVE_MAX}")
+    cap = EXHAUSTIVE_MAX if unsupported(model) is None else EXHAUSTIVE_MAX_ARB
+    if len(model.alphabet) ** n > cap:
+        _fail("exhaustive", where, f"|Σ|^{n} strings: more than {cap}")
     strings = ["".join(t) for t in itertools.product(model.alphabet, repeat=n)]
     if unsupported(model) is None:  # batched float enclosures, arb where they leave the sign
         accept = exhaustive_decisions(model, strings)

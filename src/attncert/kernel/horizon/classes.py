@@ -60,10 +60,20 @@ class Pattern:
     u: str = ""
     w: str = ""
     counts: tuple[tuple[str, int, int | None], ...] = ()
+    #: (τ, t_lo, t_hi): the middle holds τ, and its first τ is at a token position i* with
+    #: t_lo ≤ i*/N < t_hi (t_hi None: no upper bound) — a *first-occurrence* pattern
+    first: tuple[str, Fraction, Fraction | None] | None = None
 
     def __post_init__(self) -> None:
         if self.lo < 1 or (self.hi is not None and self.hi < self.lo):
             raise SpecError(f"lengths [{self.lo}, {self.hi}]", expected="1 ≤ lo ≤ hi")
+        if self.first is not None:
+            _, a, b = self.first
+            if self.counts or a < 0 or (b is not None and b <= a):
+                raise SpecError(
+                    f"first occurrence at i/N ∈ [{a}, {b})",
+                    expected="0 ≤ t_lo < t_hi, and no count bound beside it",
+                )
 
     @property
     def fixed(self) -> int:
@@ -86,6 +96,9 @@ class Pattern:
     def text(self) -> str:
         hi = "∞" if self.hi is None else str(self.hi)
         cs = "".join(f", #{s} ∈ [{a}, {'∞' if b is None else b}]" for s, a, b in self.counts)
+        if self.first is not None:
+            t, a, b = self.first
+            cs += f", first {t} at i/N ∈ [{a}, {'∞' if b is None else b})"
         return f"n ∈ [{self.lo}, {hi}]: {self.u or 'ε'}·x·{self.w or 'ε'}{cs}"
 
 
@@ -107,10 +120,15 @@ class PositionClass:
     bins: int = 1
     exact: bool = False
     symbols: tuple[str, ...] = field(default=())  # the input symbols of ``tokens``
+    #: for the classes of a first-occurrence pattern (kinds ``run``, ``first``, ``rel``):
+    #: exact ranges of i/N and of i over the class at every length (i's upper end None:
+    #: unbounded)
+    rel: tuple[Fraction, Fraction] | None = None
+    irange: tuple[Fraction, Fraction | None] | None = None
 
     @property
     def singleton(self) -> bool:
-        return self.kind != "middle" or self.exact
+        return self.kind in ("head", "tail", "first") or self.exact
 
 
 @dataclass(frozen=True)
@@ -170,7 +188,13 @@ def layout(model: Model, pat: Pattern, bins: int) -> Layout:
     i0 = b + len(pat.u) + 1
     free = tuple(sym_ids[s] for s in model.alphabet)
     mlo, mhi = pat.m_lo, pat.m_hi
-    if bins == 0:
+    if pat.first is not None:
+        if bins < 1:
+            raise SpecError("a first-occurrence pattern takes relative bins", expected="bins ≥ 1")
+        mid = _first_classes(model, pat, bins, i0, b, e, order, sym_ids)
+        out.extend(mid)
+        order += len(mid)
+    elif bins == 0:
         for j in range(mlo):
             out.append(
                 PositionClass(
@@ -213,6 +237,60 @@ def layout(model: Model, pat: Pattern, bins: int) -> Layout:
     return Layout(pat, tuple(out), n_lo, n_hi, i0, _readout(model, pat, out, b, e), bins)
 
 
+def _first_classes(model, pat: Pattern, bins: int, i0: int, b: int, e: int, order: int, sym_ids):
+    """The middle of a first-occurrence pattern u·y·τ·x·w (y without τ, i*/N ∈ [t_lo, t_hi)
+    at the position i* of τ): the run y (one class), τ (one position) and x in ``bins``
+    relative bins by i/N (bin c: c/M ≤ i/N < (c+1)/M, those above t_lo); each with its exact
+    i/N and i ranges and a count range valid at every length."""
+    tau, t_lo, t_hi = pat.first
+    if tau not in sym_ids:
+        raise SpecError(f"symbol {tau!r} of the pattern is not in the alphabet")
+    n1 = pat.lo + b + e
+    n2 = None if pat.hi is None else pat.hi + b + e
+    tail = len(pat.w) + e  # i* ≤ N − tail
+    zero, one = Fraction(0), Fraction(1)
+    star_lo = max(i0, -(-t_lo.numerator * n1 // t_lo.denominator))  # ⌈t_lo·N₁⌉
+    if n2 is None:
+        star_hi = None
+    else:
+        cap = n2 - tail
+        if t_hi is not None:
+            cap = min(cap, -(-t_hi.numerator * n2 // t_hi.denominator) - 1)  # ⌈t_hi N₂⌉ − 1
+        star_hi = Fraction(cap)
+    others = tuple(sym_ids[c] for c in model.alphabet if c != tau)
+    hi_rel = one if t_hi is None else min(t_hi, one)
+    lo_rel = zero if n2 is None else Fraction(i0, n2)
+    out = [
+        PositionClass(
+            f"before the first {tau}", "run", 0, others,
+            (max(0, star_lo - i0), None if star_hi is None else max(0, int(star_hi) - i0)),
+            order, symbols=tuple(c for c in model.alphabet if c != tau),
+            rel=(lo_rel, hi_rel),
+            irange=(Fraction(i0), None if star_hi is None else max(Fraction(i0), star_hi - 1)),
+        ),
+        PositionClass(
+            f"the first {tau}", "first", 0, (sym_ids[tau],), (1, 1), order + 1, symbols=(tau,),
+            rel=(max(t_lo, lo_rel), hi_rel), irange=(Fraction(star_lo), star_hi),
+        ),
+    ]  # fmt: skip
+    M = Fraction(bins)
+    first_bin = int(t_lo * bins)  # bins with (c+1)/M > t_lo
+    for c in range(min(first_bin, bins - 1), bins):
+        top = (c + 1) / M
+        if top <= t_lo:
+            continue
+        i_lo = max(Fraction(star_lo + 1), Fraction(-(-c * n1 // bins)))
+        out.append(
+            PositionClass(
+                f"after the first {tau}, bin {c + 1}/{bins}", "rel", c, tuple(sym_ids.values()),
+                (0, None if n2 is None else n2 // bins + 2), order + 2 + c - first_bin,
+                bins, symbols=tuple(model.alphabet),
+                rel=(max(c / M, t_lo), top), irange=(i_lo, None if n2 is None else Fraction(n2)),
+            )
+        )  # fmt: skip
+    return out
+
+
 def _readout(model: Model, pat: Pattern, classes: list[PositionClass], b: int, e: int) -> int:
     pos = model.readout.position
     if pos == "mean":
@@ -249,6 +327,8 @@ def _ratio_range(num0: Fraction, slope: Fraction, const: Fraction, mlo: int, mhi
 def position_range(c: PositionClass, lay: Layout, model: Model):
     """(i/N range, i range): exact rationals over every (i, N) of the class; the i range's
     upper end is None when it is unbounded (an infinite interval)."""
+    if c.rel is not None:
+        return c.rel, c.irange
     b, e = _head_tail(model)
     pat = lay.pattern
     const = Fraction(b + pat.fixed + e)  # N = const + m
@@ -281,7 +361,7 @@ def feature_range(f: PosFeature, c: PositionClass, lay: Layout, model: Model):
     (exact rationals; module docstring)."""
     name = f.name
     one, zero = Fraction(1), Fraction(0)
-    single = c.kind != "middle" or c.exact
+    single = c.kind in ("head", "tail") or c.exact  # one position whose index is known
     fixed_n = lay.n_hi == lay.n_lo
     if name == "1":
         return one, one
@@ -298,11 +378,17 @@ def feature_range(f: PosFeature, c: PositionClass, lay: Layout, model: Model):
         lo, hi = (zero if i_hi is None else 1 / i_hi), 1 / max(i_lo, one)
         return (lo, hi) if name == "1/i" else (lo * lo, hi * hi)
     if name == "[i=1]":
-        v = one if (c.kind, c.a) == ("head", 1) or (c.exact and c.a == 1) else zero
-        return v, v
+        _, (i_lo, i_hi) = position_range(c, lay, model)
+        if i_lo > 1:
+            return zero, zero
+        return (one, one) if i_hi == 1 else (zero, one)
     if name == "[i=n]":
-        v = one if (c.kind, c.a) == ("tail", 0) else zero
-        return v, v
+        if (c.kind, c.a) == ("tail", 0):
+            return one, one
+        # a class before the tail classes never holds position N; without tail classes
+        # (no suffix, no EOS) a middle class may
+        reach = c.kind not in ("head", "tail") and not lay.pattern.w and _head_tail(model)[1] == 0
+        return (zero, one) if reach else (zero, zero)
     if name in _PARITY or name in ("sin", "cos"):
         if c.kind == "head" or c.exact:
             v = f.exact(c.a, lay.n_lo)  # depends on i only

@@ -31,7 +31,13 @@ from dataclasses import dataclass
 
 from attncert.certificates.horizon import FORMAT, VERSION, certificate_from_dict
 from attncert.errors import InputError, UnsupportedError
-from attncert.kernel.horizon.checker import HorizonReport, _merge, _proved_up_to, check
+from attncert.kernel.horizon.checker import (
+    HorizonReport,
+    _merge,
+    _proved_up_to,
+    check,
+    first_nonempty,
+)
 from attncert.kernel.horizon.classes import Pattern
 from attncert.languages import language as make_language
 from attncert.languages.base import Language
@@ -138,7 +144,7 @@ def verify_lengths(
     *,
     time_limit: float = 600.0,
     max_nodes: int = 20_000,
-    small: int = 8,
+    small: int | None = None,
     source: dict | str | None = None,
     progress=None,
 ) -> HorizonOutcome:
@@ -162,7 +168,7 @@ def _certificate(model, lang, lo, hi, work, source) -> dict:
         leaf = nd.get("leaf")
         if leaf is None:
             continue
-        status.extend(_statuses(leaf, pat, work.refuted))
+        status.extend(_statuses(leaf, pat, work.refuted, model))
     proved, undecided, refuted = _merge(lo, hi, status)
 
     def runs(xs):
@@ -186,7 +192,7 @@ def _certificate(model, lang, lo, hi, work, source) -> dict:
     }
 
 
-def _statuses(leaf: dict, pat: Pattern, refuted):
+def _statuses(leaf: dict, pat: Pattern, refuted, model):
     """The search's own view of a leaf (the kernel re-derives it)."""
     kind = leaf["kind"]
     if kind == "open":
@@ -194,12 +200,13 @@ def _statuses(leaf: dict, pat: Pattern, refuted):
     if kind == "bound":
         if leaf["claim"] == "right":
             return [(pat.lo, pat.hi, "proved")]
-        a = pat.counts[0][1] if pat.counts else 0
-        first = max(pat.lo, pat.fixed + max(1, a))
-        if pat.hi is not None and first > pat.hi:
+        first = first_nonempty(pat, model)
+        if first is None:
             return [(pat.lo, pat.hi, "proved")]
         out = [(first, pat.hi, "refuted")]
         return out + ([(pat.lo, first - 1, "proved")] if first > pat.lo else [])
+    if kind == "string":
+        return [(pat.lo, pat.lo, "proved" if leaf["claim"] == "right" else "refuted")]
     if kind == "exhaustive":
         return [(pat.lo, pat.lo, "refuted" if (pat.lo, pat.lo) in refuted else "proved")]
     tree = leaf["certificate"]

@@ -31,6 +31,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from attncert.errors import AttncertError, UnsupportedError
 from attncert.kernel.core import bounds as B
@@ -49,7 +50,8 @@ EXACT_MAX = 1 << 15  # middle positions for one class per position at a single l
 class Budget:
     seconds: float = 600.0
     max_nodes: int = 20_000
-    small: int = 8  # single-length verify leaves up to this length
+    small: int | None = None  # single-length leaves up to this length (None: as many
+    # as exhaustive leaves hold: 16 for a binary softmax model, 12 with hard heads)
 
     def __post_init__(self) -> None:
         self.start = time.perf_counter()
@@ -133,7 +135,10 @@ def search(model: Model, lang: Language, lo: int, hi: int | None, budget: Budget
     root = work.add(None, None, Pattern(lo, hi))
     head, tail = _ends_needed(model, lang)
     smallest_pattern = head + tail + 1
-    cut = max(budget.small, smallest_pattern - 1)
+    from attncert.soft.horizon.single import exhaustive_cut
+
+    small = exhaustive_cut(model) if budget.small is None else budget.small
+    cut = max(small, smallest_pattern - 1)
     queue: list[tuple[int, int, int]] = []  # (least length, order, node)
     order = 0
 
@@ -145,8 +150,10 @@ def search(model: Model, lang: Language, lo: int, hi: int | None, budget: Budget
     if lo <= cut and (hi is None or hi > cut):
         work.nodes[root]["split"] = {"kind": "length", "at": cut}
         push(work.add(root, 0, Pattern(lo, cut)))
-        push(work.add(root, 1, Pattern(cut + 1, hi)))
-    else:
+        _probe_and_carve(model, lang, work, work.add(root, 1, Pattern(cut + 1, hi)), budget, push)
+    elif lo > cut:
+        _probe_and_carve(model, lang, work, root, budget, push)
+    else:  # every length is a single-length leaf
         push(root)
     positional = _needs_positions(model)
     while queue:
@@ -175,22 +182,28 @@ def search(model: Model, lang: Language, lo: int, hi: int | None, budget: Budget
             if wrong:
                 work.refuted.append((pat.lo, pat.lo))
             continue
-        if len(pat.u) < head and not pat.counts:
+        if len(pat.u) < head and not pat.counts and pat.first is None:
             nd["split"] = {"kind": "head"}
             for s in model.alphabet:
                 push(work.add(k, s, Pattern(pat.lo, pat.hi, pat.u + s, pat.w)))
             continue
-        if len(pat.w) < tail and not pat.counts:
+        if len(pat.w) < tail and not pat.counts and pat.first is None:
             nd["split"] = {"kind": "tail"}
             for s in model.alphabet:
                 push(work.add(k, s, Pattern(pat.lo, pat.hi, pat.u, s + pat.w)))
             continue
-        member = pattern_membership(lang, pat.u, pat.w, pat.counts, pat.lo, pat.hi)
+        member = _membership(lang, pat)
         if member is None:
             _refine_membership(work, k, pat, lang, model, push)
             continue
         _bound_or_split(model, work, k, pat, member, positional, push, budget)
     return work
+
+
+def _membership(lang: Language, pat: Pattern):
+    return pattern_membership(
+        lang, pat.u, pat.w, pat.counts, pat.lo, pat.hi, None if pat.first is None else pat.first[0]
+    )
 
 
 def _refine_membership(work: Work, k: int, pat: Pattern, lang: Language, model: Model, push):
@@ -251,6 +264,9 @@ def _bound_or_split(
 ):
     nd = work.nodes[k]
     single = pat.hi == pat.lo
+    if pat.first is not None:
+        _first_node(model, work, k, pat, member, push, budget)
+        return
     first = work.first_refuted()
     # past the first failure, long intervals get the cheap tries only (short ones, up to
     # BEYOND lengths, are still decided length by length)
@@ -288,6 +304,14 @@ def _bound_or_split(
                 push(work.add(k, 0, sub))
                 push(work.add(k, 1, Pattern(pat.lo, pat.hi, pat.u, pat.w, ((pin, 1, None),))))
                 return
+    # where attention finds the first occurrence of a symbol: split on where that is
+    if (
+        positional
+        and not beyond
+        and len(model.alphabet) == 2
+        and _first_occurrence(model, work, k, pat, push)
+    ):
+        return
     if single or beyond:
         nd["leaf"] = {"kind": "open"}
         work.stats["open"] += 1
@@ -296,3 +320,106 @@ def _bound_or_split(
     nd["split"] = {"kind": "length", "at": at}
     push(work.add(k, 0, Pattern(pat.lo, at, pat.u, pat.w, pat.counts)))
     push(work.add(k, 1, Pattern(at + 1, pat.hi, pat.u, pat.w, pat.counts)))
+
+
+FIRST_BINS = (16, 64, 256)
+FIRST_WIDTH = Fraction(1, 4096)  # the narrowest first-occurrence range the search splits
+
+
+def _first_occurrence(model, work: Work, k: int, pat: Pattern, push) -> bool:
+    """Split a free middle on its first occurrence of τ — the τ whose "no τ" middle the
+    bound already decides, if one does (that child closes at once). False when the node
+    cannot take it (count bounds or a first occurrence already)."""
+    if pat.counts or pat.first is not None:
+        return False
+    pick = None
+    for tau in model.alphabet:
+        none = Pattern(pat.lo, pat.hi, pat.u, pat.w, ((tau, 0, 0),))
+        member = _membership(work.lang, none)
+        if member is not None and _decides(_try(model, none, 64), member):
+            pick = tau
+            break
+    tau = pick or model.alphabet[0]
+    work.nodes[k]["split"] = {"kind": "first", "symbol": tau}
+    push(work.add(k, 0, Pattern(pat.lo, pat.hi, pat.u, pat.w, ((tau, 0, 0),))))
+    push(work.add(k, 1, Pattern(pat.lo, pat.hi, pat.u, pat.w, first=(tau, Fraction(0), None))))
+    return True
+
+
+def _first_node(model, work: Work, k: int, pat: Pattern, member: bool, push, budget) -> None:
+    """A first-occurrence node: the bound with relative bins (one per position at a single
+    length), then a split of the first occurrence's relative position, then of the
+    lengths."""
+    nd = work.nodes[k]
+    single = pat.hi == pat.lo
+    tries = (pat.lo + 2,) if single and pat.lo <= EXACT_MAX else FIRST_BINS
+    for bins in tries:
+        r = _try(model, pat, bins)
+        work.stats["bounds"] += 1
+        for decision, claim in ((member, "right"), (not member, "wrong")):
+            if _decides(r, decision):
+                nd["leaf"] = {"kind": "bound", "bins": bins, "decision": decision, "claim": claim}
+                if claim == "wrong":
+                    from attncert.kernel.horizon.checker import first_nonempty
+
+                    n = first_nonempty(pat, model)
+                    if n is not None:
+                        work.refuted.append((n, pat.hi))
+                return
+        if budget.left() <= 0:
+            break
+    tau, a, b = pat.first
+    top = Fraction(1) if b is None else b
+    narrow = Fraction(1, 4 * pat.lo) if single else FIRST_WIDTH
+    if top - a > narrow:
+        t = a + (top - a) / 2
+        if b is None and a < Fraction(1, 2):
+            t = min(t, Fraction(1, 2))
+        nd["split"] = {"kind": "firstpos", "at": f"{t.numerator}/{t.denominator}"}
+        push(work.add(k, 0, Pattern(pat.lo, pat.hi, pat.u, pat.w, first=(tau, a, t))))
+        push(work.add(k, 1, Pattern(pat.lo, pat.hi, pat.u, pat.w, first=(tau, t, b))))
+        return
+    if single:
+        nd["leaf"] = {"kind": "open"}
+        work.stats["open"] += 1
+        return
+    at = _middle(pat.lo, pat.hi)
+    nd["split"] = {"kind": "length", "at": at}
+    push(work.add(k, 0, Pattern(pat.lo, at, pat.u, pat.w, first=pat.first)))
+    push(work.add(k, 1, Pattern(at + 1, pat.hi, pat.u, pat.w, first=pat.first)))
+
+
+PROBE_SHARE = 0.15  # of the budget for sampling a misclassified string
+
+
+def _probe_and_carve(model, lang, work: Work, k: int, budget, push) -> None:
+    """Sample for a misclassified string beyond the exhaustive lengths (:mod:`.probe`); if
+    one is found at length n, split n off node ``k`` and carve the string out of it as a
+    single-string leaf (decided by the kernel), and queue the rest."""
+    from attncert.soft.horizon.probe import carve, probe_failure
+
+    pat = work.pats[k]
+    found = probe_failure(model, lang, pat.lo, pat.hi, PROBE_SHARE * budget.left())
+    if found is None or found[0] < pat.lo + 2:
+        push(k)
+        return
+    n, s = found
+    work.nodes[k]["split"] = {"kind": "length", "at": n - 1}
+    push(work.add(k, 0, Pattern(pat.lo, n - 1)))
+    right = work.add(k, 1, Pattern(n, pat.hi))
+    if pat.hi is None or n < pat.hi:
+        work.nodes[right]["split"] = {"kind": "length", "at": n}
+        single = work.add(right, 0, Pattern(n, n))
+        push(work.add(right, 1, Pattern(n + 1, pat.hi)))
+    else:
+        single = right
+    from attncert.kernel.horizon.checker import STRING_MAX
+    from attncert.soft.horizon.probe import string_leaf
+
+    leaf = carve(work, single, s, model)
+    if len(s) <= STRING_MAX:  # decided in arb by the kernel
+        work.nodes[leaf]["leaf"] = string_leaf(model, lang, s)
+        if work.nodes[leaf]["leaf"]["claim"] == "wrong":
+            work.refuted.append((n, n))
+    else:
+        push(leaf)

@@ -10,12 +10,12 @@ from attncert.languages.base import Language
 from attncert.model.spec import Model
 
 SHARE = 0.05  # of what is left of the budget, per single length (at least 2 s)
-EXHAUSTIVE_MAX = 1 << 12  # as the checker's (attncert.kernel.horizon.checker)
+from attncert.kernel.horizon.checker import EXHAUSTIVE_MAX, EXHAUSTIVE_MAX_ARB  # noqa: E402
 
 
 def single_length_leaf(model: Model, lang: Language, n: int, budget) -> tuple[dict, bool]:
     """The leaf for length n and whether the search saw a wrong string there."""
-    if len(model.alphabet) ** n <= EXHAUSTIVE_MAX:
+    if len(model.alphabet) ** n <= exhaustive_cap(model):
         import itertools
 
         from attncert.model import forward
@@ -36,3 +36,18 @@ def single_length_leaf(model: Model, lang: Language, n: int, budget) -> tuple[di
         "kind": "verify",
         "certificate": certificate_to_dict(out.certificate),
     }, out.check.wrong > 0
+
+
+def exhaustive_cap(model: Model) -> int:
+    """The most strings of one length an exhaustive leaf may hold for ``model``."""
+    from attncert.kernel.soft.batch import unsupported
+
+    return EXHAUSTIVE_MAX if unsupported(model) is None else EXHAUSTIVE_MAX_ARB
+
+
+def exhaustive_cut(model: Model) -> int:
+    """The longest length whose strings an exhaustive leaf may hold."""
+    n, cap, k = 0, exhaustive_cap(model), len(model.alphabet)
+    while k ** (n + 1) <= cap:
+        n += 1
+    return n
