@@ -4,8 +4,8 @@ exact count as the fraction it is (item 4).
 With default flags and |Σ|ⁿ ≤ 2¹⁶, every string the bound leaves is evaluated (batched
 rigorous enclosures, arb for the rest), so the verdict is CERTIFIED or REFUTED and the
 count is brute force's — float forward pass, arb where the float margin is tiny. The
-slow test does it at n = 16 on every trained zoo decoder (tests/test_ci_steps.py lists
-the slow files)."""
+slow test does it at n = 16 on every trained zoo decoder (a file of .ci/run's slow
+step)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_the_default_evaluates_every_string_up_to_2_to_the_16():
 @pytest.mark.parametrize(
     ("name", "lang", "n"),
     [
-        ("trained_rope_dyck1", "dyck1", 10),
+        ("trained_rope_dyck1", "dyck1", 8),
         ("trained_alibi_majority", "majority", 9),
         ("trained_hard_parity", "parity", 8),
     ],
@@ -76,7 +76,7 @@ def test_default_flags_decide_small_lengths_exactly(name, lang, n):
 
 def test_an_explicit_exhaustive_keeps_the_cube_search():
     """--exhaustive given: cubes above it are split, not evaluated whole."""
-    out = verify(zoo_model("trained_rope_dyck1"), "dyck1", 10, exhaustive=64, progress=False)
+    out = verify(zoo_model("trained_rope_dyck1"), "dyck1", 8, exhaustive=16, progress=False)
     assert len(out.certificate.nodes) > 1
     assert out.check.accepted
 
@@ -143,12 +143,34 @@ def test_an_undecided_count_keeps_its_interval(capsys):
 
 # ----------------------------------------------------------------------------- every decoder
 
+# the zoo's causal decoders (every head under a future mask), by name: collecting the
+# tests should not load every zoo model; the slow test checks each one is causal
 DECODERS = [
-    z
-    for z in zoo_names()
-    if z.startswith("trained_")
-    and any(h.mask is Mask.FUTURE for ly in zoo_model(z).layers for h in ly.heads)
+    "trained_alibi_dyck1",
+    "trained_alibi_first_last",
+    "trained_alibi_majority",
+    "trained_dyck1",
+    "trained_hard_alibi_first_last",
+    "trained_hard_nope_first_last",
+    "trained_hard_rope_first_last",
+    "trained_nope_dyck1",
+    "trained_nope_first_last",
+    "trained_nope_majority",
+    "trained_rope_dyck1",
+    "trained_rope_first_last",
+    "trained_rope_majority",
 ]
+
+
+@pytest.mark.slow
+def test_the_decoder_list_is_every_causal_trained_model():
+    causal = [
+        z
+        for z in zoo_names()
+        if z.startswith("trained_")
+        and all(h.mask is Mask.FUTURE for ly in zoo_model(z).layers for h in ly.heads)
+    ]
+    assert causal == DECODERS
 
 
 @pytest.mark.slow

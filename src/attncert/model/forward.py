@@ -15,20 +15,29 @@ two keys carrying the same activation tie exactly, as they do in the real number
 instead of being told apart by where BLAS put them. :mod:`attncert.model.exact`
 and :mod:`attncert.kernel.hard.decide` decide ties exactly. A query position that sees
 no key (e.g. position 1 under a strict future mask) gets a zero head output.
+
+Speed (issue 42): a model whose heads are all softmax heads is evaluated in blocks of
+strings that stay in cache, every layer's heads at once (:mod:`attncert.model.fused`),
+GELU's erf vectorized (:mod:`attncert.model.erf`) and token ids without a loop per
+string (:mod:`attncert.model.tokens`) — within transformers' own float64 forward time
+on its models (docs/benchmarks.md, "Every string of length n").
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 
 import numpy as np
 
 from attncert.errors import InputError
+from attncert.model import fused
+from attncert.model.erf import erf
 from attncert.model.positional import feature_matrix
 from attncert.model.spec import Activation, AttentionKind, FeedForward, Head, LayerNorm, Model
+from attncert.model.tokens import encode_batch
 
 __implements__ = (
     "Yang Definition 1",
@@ -45,9 +54,15 @@ class LayerTrace:
     scores: np.ndarray | None  # (B, H, N, N), masked -inf (before the temperature); None
     weights: np.ndarray | None  # (B, H, N, N) one-hot / uniform / softmax weights; None
     # when the pass ran with keep_attention=False (attention evaluated blockwise)
-    head_values: np.ndarray  # (B, H, N, d) W_O · attn(W_V u + b_V) + b_O per head
+    values: np.ndarray | Callable[[], np.ndarray]  # head_values, or how to compute them
     after_attention: np.ndarray  # (B, N, d) the residual stream after the attention sublayer
     output: np.ndarray  # (B, N, d) after the FFN sublayer (and its norms)
+
+    @cached_property
+    def head_values(self) -> np.ndarray:
+        """(B, H, N, d): W_O · attn(W_V u + b_V) + b_O per head (computed on first use
+        when the layer's heads were evaluated together, :mod:`attncert.model.fused`)."""
+        return self.values() if callable(self.values) else self.values
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,9 +148,6 @@ def _equal_columns(k: np.ndarray) -> np.ndarray | None:
     return (where[back.ravel()] % n).reshape(b, n)
 
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
-
-
 def layer_norm(norm: LayerNorm, y: np.ndarray) -> np.ndarray:
     """LN over the last axis (biased variance, ε inside the square root, as PyTorch);
     RMSNorm (``norm.rms``): γ ⊙ y/√(mean(y²) + ε) + β."""
@@ -149,11 +161,11 @@ def layer_norm(norm: LayerNorm, y: np.ndarray) -> np.ndarray:
 
 
 def activate(activation: Activation, x: np.ndarray) -> np.ndarray:
-    """The FFN non-linearity in float64 (GELU via the C library's erf)."""
+    """The FFN non-linearity in float64 (GELU's erf: :func:`attncert.model.erf.erf`)."""
     if activation is Activation.RELU:
         return np.maximum(x, 0.0)
     if activation is Activation.GELU:
-        return 0.5 * x * (1.0 + _ERF(x / math.sqrt(2.0)).astype(np.float64))
+        return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
     if activation is Activation.SILU:
         with np.errstate(over="ignore"):  # e^(−x) = inf for very negative x: SiLU → −0
             return x / (1.0 + np.exp(-x))
@@ -324,12 +336,22 @@ def _head_blockwise(
     return out
 
 
+_STRING_CELLS = 1 << 18  # activations per array in one block of strings (fused, lean)
+
+
 def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = True) -> Trace:
     """Forward pass on a (B, N) array of token ids.
 
-    ``keep_attention=False``: attention is evaluated in blocks of query rows and no
-    (B, H, N, N) score or weight array is kept (the trace's ``scores`` and ``weights``
-    are None) — memory O(B·N·d) plus one block; every other field is the same."""
+    ``keep_attention=False``: no (B, H, N, N) score or weight array is kept (the trace's
+    ``scores`` and ``weights`` are None); where a block of N × N arrays would be large,
+    attention is evaluated in blocks of query rows — memory O(B·N·d) plus one block;
+    every other field is the same.
+
+    A model whose heads are all softmax heads and stack (:func:`attncert.model.fused.plan`)
+    is evaluated every layer's heads at once — with ``keep_attention=False`` in blocks of
+    strings small enough to stay in cache (a full trace is not blocked: its arrays would
+    be copied once more); otherwise head by head, hard heads with exact ties
+    (:class:`_Rows`)."""
     tokens = np.asarray(tokens, dtype=np.int64)
     if tokens.ndim != 2:
         raise InputError(f"token batch must be 2-dimensional, got shape {tokens.shape}")
@@ -338,86 +360,64 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
         raise InputError(
             "the model sees no tokens (empty input and no BOS/EOS)", expected="a non-empty string"
         )
+    plans = [fused.plan(layer) for layer in model.layers]
+    heads = max((len(layer.heads) for layer in model.layers), default=0)
+    stack = all(p is not None or not ly.heads for p, ly in zip(plans, model.layers, strict=True))
+    if stack and (keep_attention or heads * n_tok * n_tok <= _BLOCK_ENTRIES):
+        width = max([model.d, heads * n_tok] + [f.w1.shape[0] for f in _ffns(model)])
+        step = max(1, _STRING_CELLS // (n_tok * width))
+        if keep_attention or len(tokens) <= step:  # a full trace: blocks would be copied
+            return _forward(model, tokens, keep_attention, plans)
+        parts = [
+            _forward(model, tokens[s : s + step], keep_attention, plans)
+            for s in range(0, len(tokens), step)
+        ]
+        return _concat(parts)
+    return _forward(model, tokens, keep_attention, None)
+
+
+def _ffns(model: Model):
+    return [layer.ffn for layer in model.layers if layer.ffn is not None]
+
+
+def _forward(model: Model, tokens: np.ndarray, keep_attention: bool, plans) -> Trace:
+    n_tok = tokens.shape[1]
     # a model with hard heads: ties between equal activations must be exact (_Rows)
     exact = any(h.kind is not AttentionKind.SOFTMAX for layer in model.layers for h in layer.heads)
     y = embed(model, tokens, exact_ties=exact)
     emb = y
     traces = []
-    for layer in model.layers:
+    for li, layer in enumerate(model.layers):
         pre = layer.pre_norm
         rows = _Rows(y, exact)
         u = rows.map(partial(layer_norm, layer.norm1)) if pre and layer.norm1 else y
-        scores_all, weights_all, values_all = [], [], []
-        attn_sum = np.zeros_like(y)
-        for head in layer.heads:
-            q = rotate(head, rows.map(lambda z, h=head: z @ h.w_q.T + h.bias("b_q"), u))
-            k = rotate(head, rows.map(lambda z, h=head: z @ h.w_k.T + h.bias("b_k"), u))
-            v = rows.map(lambda z, h=head: z @ h.w_v.T + h.bias("b_v"), u)
-            # equal keys tie only when the score ignores positions (no RoPE, no ALiBi)
-            columns = _equal_columns(k) if exact and not head.positional else None
-            if keep_attention:
-                scores = q @ np.swapaxes(k, 1, 2)
-                if columns is not None:
-                    scores = np.take_along_axis(scores, columns[:, None, :], axis=2)
-                bias = position_bias(head, np.arange(n_tok), n_tok)
-                if bias is not None:
-                    scores = scores + bias[None]
-                w = attention_weights(head, scores, n_tok)
-                attended = _weighted_sum(w, v, exact and head.kind not in _UNIQUE)
-                scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
-                weights_all.append(w)
-            else:
-                block = max(1, _BLOCK_ENTRIES // max(1, n_tok * tokens.shape[0]))
-                attended = _head_blockwise(head, q, k, v, block, columns, exact)
-            out = _Rows(attended, exact).map(lambda z, h=head: z @ h.w_o.T + h.bias("b_o"))
-            values_all.append(out)
-            attn_sum = attn_sum + out
+        if plans is not None and plans[li] is not None:
+            got = fused.attend(plans[li], u, keep_attention)
+            attn_sum, scores, weights = got.total, got.scores, got.weights
+            values = partial(got.head_values, plans[li])
+        else:  # head by head (or a layer without heads)
+            attn_sum, scores, weights, values = _heads(layer, rows, u, keep_attention, exact)
         if layer.parallel:  # GPT-NeoX: x + attn(LN₁(x)) + mlp(LN₂(x))
             ff = (
                 _Rows(y, exact).map(partial(feed_forward, layer.ffn, norm=layer.norm2))
                 if layer.ffn is not None
                 else 0.0
             )
-            out_y = y + attn_sum + ff
-            traces.append(
-                _layer_trace(
-                    keep_attention,
-                    scores_all,
-                    weights_all,
-                    values_all,
-                    tokens.shape[0],
-                    n_tok,
-                    model.d,
-                    y + attn_sum,
-                    out_y,
-                )
-            )
-            y = out_y
-            continue
-        after_attn = y + attn_sum if layer.residual else attn_sum
-        if not pre and layer.norm1 is not None:
-            after_attn = _Rows(after_attn, exact).map(partial(layer_norm, layer.norm1))
-        if layer.ffn is not None:
-            norm2 = layer.norm2 if pre else None
-            ff = _Rows(after_attn, exact).map(partial(feed_forward, layer.ffn, norm=norm2))
-            out_y = after_attn + ff if layer.residual else ff
+            after_attn = y + attn_sum
+            out_y = after_attn + ff
         else:
-            out_y = after_attn
-        if not pre and layer.norm2 is not None:
-            out_y = _Rows(out_y, exact).map(partial(layer_norm, layer.norm2))
-        traces.append(
-            _layer_trace(
-                keep_attention,
-                scores_all,
-                weights_all,
-                values_all,
-                tokens.shape[0],
-                n_tok,
-                model.d,
-                after_attn,
-                out_y,
-            )
-        )
+            after_attn = y + attn_sum if layer.residual else attn_sum
+            if not pre and layer.norm1 is not None:
+                after_attn = _Rows(after_attn, exact).map(partial(layer_norm, layer.norm1))
+            if layer.ffn is not None:
+                norm2 = layer.norm2 if pre else None
+                ff = _Rows(after_attn, exact).map(partial(feed_forward, layer.ffn, norm=norm2))
+                out_y = after_attn + ff if layer.residual else ff
+            else:
+                out_y = after_attn
+            if not pre and layer.norm2 is not None:
+                out_y = _Rows(out_y, exact).map(partial(layer_norm, layer.norm2))
+        traces.append(LayerTrace(scores, weights, values, after_attn, out_y))
         y = out_y
     final_normed = None
     if model.final_norm is not None:
@@ -434,15 +434,71 @@ def forward_tokens(model: Model, tokens: np.ndarray, *, keep_attention: bool = T
     return Trace(tokens, emb, tuple(traces), logits, logits > 0, outputs, lm, final_normed)
 
 
-def _layer_trace(keep, scores_all, weights_all, values_all, b, n_tok, d, after, out):
+def _heads(layer, rows: _Rows, u: np.ndarray, keep: bool, exact: bool):
+    """The layer's heads one by one: (Σ head outputs, scores, weights, head outputs)."""
+    b, n_tok, d = u.shape
+    scores_all, weights_all, values_all = [], [], []
+    attn_sum = np.zeros((b, n_tok, d))
+    for head in layer.heads:
+        q = rotate(head, rows.map(lambda z, h=head: z @ h.w_q.T + h.bias("b_q"), u))
+        k = rotate(head, rows.map(lambda z, h=head: z @ h.w_k.T + h.bias("b_k"), u))
+        v = rows.map(lambda z, h=head: z @ h.w_v.T + h.bias("b_v"), u)
+        # equal keys tie only when the score ignores positions (no RoPE, no ALiBi)
+        columns = _equal_columns(k) if exact and not head.positional else None
+        if keep:
+            scores = q @ np.swapaxes(k, 1, 2)
+            if columns is not None:
+                scores = np.take_along_axis(scores, columns[:, None, :], axis=2)
+            bias = position_bias(head, np.arange(n_tok), n_tok)
+            if bias is not None:
+                scores = scores + bias[None]
+            w = attention_weights(head, scores, n_tok)
+            attended = _weighted_sum(w, v, exact and head.kind not in _UNIQUE)
+            scores_all.append(np.where(head.mask.matrix(n_tok)[None], scores, -np.inf))
+            weights_all.append(w)
+        else:
+            block = max(1, _BLOCK_ENTRIES // max(1, n_tok * b))
+            attended = _head_blockwise(head, q, k, v, block, columns, exact)
+        out = _Rows(attended, exact).map(lambda z, h=head: z @ h.w_o.T + h.bias("b_o"))
+        values_all.append(out)
+        attn_sum = attn_sum + out
     h = len(values_all)
     empty = np.zeros((b, 0, n_tok, n_tok))
-    return LayerTrace(
-        scores=(np.stack(scores_all, 1) if h else empty) if keep else None,
-        weights=(np.stack(weights_all, 1) if h else empty) if keep else None,
-        head_values=np.stack(values_all, 1) if h else np.zeros((b, 0, n_tok, d)),
-        after_attention=after,
-        output=out,
+    return (
+        attn_sum,
+        (np.stack(scores_all, 1) if h else empty) if keep else None,
+        (np.stack(weights_all, 1) if h else empty) if keep else None,
+        np.stack(values_all, 1) if h else np.zeros((b, 0, n_tok, d)),
+    )
+
+
+def _concat(parts: list[Trace]) -> Trace:
+    """The trace of a batch from the traces of its consecutive blocks."""
+
+    def cat(xs):
+        return None if xs[0] is None else np.concatenate(xs)
+
+    layers = []
+    for li in range(len(parts[0].layers)):
+        ls = [p.layers[li] for p in parts]
+        layers.append(
+            LayerTrace(
+                cat([x.scores for x in ls]),
+                cat([x.weights for x in ls]),
+                lambda ls=ls: np.concatenate([x.head_values for x in ls]),
+                cat([x.after_attention for x in ls]),
+                cat([x.output for x in ls]),
+            )
+        )
+    return Trace(
+        cat([p.tokens for p in parts]),
+        cat([p.embeddings for p in parts]),
+        tuple(layers),
+        cat([p.logits for p in parts]),
+        cat([p.accept for p in parts]),
+        cat([p.outputs for p in parts]),
+        cat([p.lm_logits for p in parts]),
+        cat([p.final_normed for p in parts]),
     )
 
 
@@ -460,8 +516,7 @@ def forward(model: Model, strings: Sequence[str], *, keep_attention: bool = True
         raise InputError(
             f"strings in one batch must have equal length, got lengths {sorted(lengths)}"
         )
-    tokens = np.array([model.encode(s) for s in strings], dtype=np.int64)
-    return forward_tokens(model, tokens, keep_attention=keep_attention)
+    return forward_tokens(model, encode_batch(model, strings), keep_attention=keep_attention)
 
 
 def _batch(strings: Sequence[str], what: str) -> list[str]:

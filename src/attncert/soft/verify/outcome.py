@@ -49,6 +49,45 @@ def sci_up_below_one(x: Fraction, digits: int = 6) -> str:
     return f"1 − {sci(1 - x, digits)}" if up == "1" and x < 1 else up
 
 
+def exact_decimal(x: Fraction, digits: int = 16) -> str | None:
+    """x ≥ 0 written out exactly in decimal when it terminates within ``digits``
+    significant digits (a denominator 2^a·5^b), else None."""
+    den, twos, fives = x.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    if den != 1:
+        return None
+    places = max(twos, fives)
+    text = str(x.numerator * 10**places // x.denominator)
+    if len(text.lstrip("0")) > digits:
+        return None
+    if places == 0:
+        return text
+    text = text.rjust(places + 1, "0")
+    return (text[:-places] + "." + text[-places:]).rstrip("0").rstrip(".")
+
+
+def exact_accuracy(right: int, total: int, alpha: int, n: int) -> str:
+    """An accuracy known exactly (no string undecided) as the fraction of strings it is:
+    ``251/256 = 0.98046875``, or ``≈ 0.980469 (…)`` when the decimal does not end within
+    16 digits; beyond 10¹⁵ strings the counts are not written out."""
+    x = Fraction(right, total)
+    counts = f"{right}/{total}" if total < 10**15 else f"{_count(right)} of {alpha}^{n}"
+    dec = exact_decimal(x)
+    if dec is not None:
+        return f"{counts} = {dec}"
+    near = f"1 − {sci(1 - x)}" if Fraction(999_999, 10**6) < x < 1 else sci(x)
+    return f"≈ {near} ({counts})"
+
+
+def _count(k: int) -> str:
+    if k < 10**15:
+        return str(k)
+    return "0" if k == 0 else f"≈{sci(Fraction(k))}"
+
+
 def _exp10(x: Fraction) -> int:
     """⌊log₁₀ x⌋ exactly for x > 0 (the float estimate is off by at most one, fixed here)."""
     e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
@@ -176,12 +215,18 @@ class VerifyOutcome:
             )
         if self.stats.witness is not None:
             lines.append("witness search: " + self.stats.witness.text())
-        if self.check.accepted:
+        if self.check.accepted and not self.check.undecided:
+            lines.append(
+                f"certified accuracy over all {len(c.alphabet)}^{c.n} strings (uniform), "
+                f"exact (no string undecided): {self.exact_text()}"
+            )
+        elif self.check.accepted:
             lines.append(
                 f"certified accuracy over all {len(c.alphabet)}^{c.n} strings (uniform): "
                 f"[{sci(self.lower)}, {sci_up_below_one(self.upper)}]; undecided measure "
                 f"{sci_up_below_one(self.undecided)}"
             )
+        if self.check.accepted:
             if self.language in ("parity", "parity-odd"):
                 mu = self.free_cube_measure()
                 if mu:
@@ -201,8 +246,25 @@ class VerifyOutcome:
         lines.append(f"{self.verdict}: {self.headline()}")
         return "\n".join(lines)
 
+    def exact_text(self) -> str | None:
+        """The accuracy as an exact fraction (:func:`exact_accuracy`) when the kernel
+        accepted and no string is undecided; else None."""
+        if not self.check.accepted or self.check.undecided:
+            return None
+        c = self.certificate
+        return exact_accuracy(self.check.right, self.total, len(c.alphabet), c.n)
+
     def to_dict(self) -> dict:
         c = self.certificate
+        accuracy = {"lower": sci(self.lower, 12), "upper": sci_up(self.upper, 12)}
+        exact = self.exact_text()
+        accuracy["exact"] = exact is not None
+        if exact is not None:  # right / |Σ|ⁿ, not reduced
+            accuracy.update(
+                numerator=count_text(self.check.right),
+                denominator=count_text(self.total),
+                text=exact,
+            )
         return {
             "verdict": self.verdict,
             "proved": self.proved,
@@ -216,7 +278,7 @@ class VerifyOutcome:
             "right": count_text(self.check.right),
             "wrong": count_text(self.check.wrong),
             "undecided": count_text(self.check.undecided),
-            "accuracy": {"lower": sci(self.lower, 12), "upper": sci_up(self.upper, 12)},
+            "accuracy": accuracy,
             "undecided_measure": sci_up(self.undecided, 12),
             "witnesses": self.witnesses()[:8],
             "leaves": self.leaf_counts(),

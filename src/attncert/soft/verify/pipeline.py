@@ -16,7 +16,9 @@ The pipeline (untrusted search, trusted check):
 Certified accuracy under the uniform distribution on Σⁿ is then right/|Σ|ⁿ ≤ accuracy ≤
 (right + undecided)/|Σ|ⁿ. The model is **proved correct on every string of length n**
 when right = |Σ|ⁿ, and **proved wrong** when a witness exists (a string it gets wrong,
-decided in arb).
+decided in arb). With |Σ|ⁿ ≤ :data:`ALL_STRINGS` (2¹⁶) and no ``exhaustive`` given, a
+cube the bound leaves — the root included — has every string evaluated, so small
+lengths end CERTIFIED or REFUTED with the exact count (issue 42).
 
 Python::
 
@@ -48,6 +50,8 @@ from attncert.soft.verify.outcome import VerifyOutcome
 from attncert.soft.verify.search import Budget, search
 
 MAX_N = 1 << 14
+ALL_STRINGS = 1 << 16  # |Σ|ⁿ up to which every string is evaluated when the bound fails
+EXHAUSTIVE = 4096  # the largest cube evaluated string by string above that
 
 
 def refusal(model: Model, lang: Language, n: int) -> str | None:
@@ -75,7 +79,7 @@ def verify(
     *,
     time_limit: float = 60.0,
     max_nodes: int = 50_000,
-    exhaustive: int = 4096,
+    exhaustive: int | None = None,
     seed: int = 0,
     source: dict | None = None,
     progress: bool | None = None,
@@ -83,13 +87,20 @@ def verify(
     """Certified bounds on ``model``'s accuracy on ``language`` over all strings of length
     ``n`` (module docstring). ``time_limit`` bounds the search (a witness search among
     the cubes left open may take up to a tenth more; the check comes after);
-    ``progress``: a tqdm bar on stderr (default: when stderr is a terminal)."""
+    ``exhaustive``: the largest cube whose completions are evaluated one by one when the
+    bound does not decide it — by default all |Σ|ⁿ strings when there are at most
+    :data:`ALL_STRINGS` (the answer is then exact: CERTIFIED or REFUTED, whatever the
+    time limit, which an evaluation in progress does not interrupt), else
+    :data:`EXHAUSTIVE`; ``progress``: a tqdm bar on stderr (default: when stderr is a
+    terminal)."""
     lang = make_language(language) if isinstance(language, str) else language
     why = refusal(model, lang, n)
     if why:
         raise UnsupportedError(why, expected="a softmax model and a language over its alphabet")
     if not time_limit > 0:
         raise InputError(f"time limit {time_limit}", expected="a positive number of seconds")
+    if exhaustive is None:
+        exhaustive = default_exhaustive(len(model.alphabet), n)
     if max_nodes < 1 or exhaustive < 0:
         raise InputError(f"max_nodes {max_nodes}, exhaustive {exhaustive}", expected="≥ 1, ≥ 0")
     rng = np.random.default_rng(seed)
@@ -145,6 +156,13 @@ def verify(
     t1 = time.perf_counter()
     report_ = check(cert, model)
     return VerifyOutcome(cert, report_, stats, t_search, time.perf_counter() - t1)
+
+
+def default_exhaustive(alphabet: int, n: int) -> int:
+    """``exhaustive`` when none is given: |Σ|ⁿ if |Σ|ⁿ ≤ :data:`ALL_STRINGS`, else
+    :data:`EXHAUSTIVE` (docs/benchmarks.md, "Exhaustive decisions", for the cost)."""
+    total = alphabet**n
+    return total if total <= ALL_STRINGS else EXHAUSTIVE
 
 
 def language_record(lang: Language) -> str | dict:

@@ -5,7 +5,7 @@ certified constant on it — the affine-form propagation of
 :func:`attncert.kernel.soft.affine.bound.restriction_range` (the kernel's own evaluator, used
 here as the oracle) gives a logit range that excludes 0 — or, when it is small, by
 evaluating every completion with rigorous error bounds
-(:func:`attncert.kernel.verify.checker.exhaustive_decisions`). A cube that is not decided is
+(:mod:`attncert.kernel.soft.batch`, the check's own rule). A cube that is not decided is
 split on one free position into |Σ| children, one per symbol (the α,β-CROWN pattern:
 bound, then branch where the bound blames most). Cubes are taken largest first, so the
 undecided measure falls as fast as the bound allows; when the budget (time, nodes) runs
@@ -42,7 +42,9 @@ from attncert.certificates.verify import Leaf, Node
 from attncert.errors import UnsupportedError
 from attncert.kernel.core.bounds import Undecided
 from attncert.kernel.soft.affine.bound import Unsupported, applicable, restriction_range
-from attncert.kernel.verify.checker import decide_string, exhaustive_decisions
+from attncert.kernel.soft.batch import logit_bounds, tokens
+from attncert.kernel.soft.checker import decide
+from attncert.kernel.verify.checker import decide_string
 from attncert.languages.base import Language
 from attncert.languages.counting import completion, count_members, cube_size
 from attncert.model.forward import forward
@@ -178,7 +180,7 @@ def search(
             )
             push(cube)
             break
-        leaf, order, rule = _decide(model, lang, cube, budget, stats)
+        leaf, order, rule = _decide(model, lang, cube, budget, stats, t0 + budget.seconds)
         if leaf is not None:
             tree.leaf(cube.node, leaf)
             decided += len(alpha) ** (cube.rho.count(FREE) - n)
@@ -257,13 +259,14 @@ def _carve(model, lang, tree: Tree, left: list[_Cube], budget, stats, rng, allow
     return WitnessSearch(drawn, len(cands), False, "arb did not confirm the float decisions")
 
 
-def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
+def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats, deadline: float):
     """(leaf or None, the split ranking, the rule that made it: "capture", "blame" or
-    None — then the root's sensitivity ranking applies)."""
+    None — then the root's sensitivity ranking applies). ``deadline``: when the arb
+    decisions of an exhaustive cube must stop (the cube is then left open)."""
     size = cube_size(len(model.alphabet), cube.rho)
     exhaustive, direct = budget.at(len(cube.rho))
     if size <= direct:
-        return _exhaustive(model, lang, cube.rho, stats), None, None
+        return _exhaustive(model, lang, cube.rho, stats, deadline), None, None
     free = cube.rho.count(FREE)
     got = None
     if _runs_bound(model, cube, budget, stats):
@@ -283,7 +286,7 @@ def _decide(model, lang, cube: _Cube, budget: Budget, stats: SearchStats):
         except UnsupportedError:  # a Dyck-k count beyond its stack budget: split further
             got = None
     if size <= exhaustive:
-        return _exhaustive(model, lang, cube.rho, stats), None, None
+        return _exhaustive(model, lang, cube.rho, stats, deadline), None, None
     order, rule = None, None
     if got is not None and got.blame is not None and np.max(got.blame) > 0:
         free = np.array([i for i, c in enumerate(cube.rho) if c == FREE])
@@ -392,13 +395,36 @@ def _bound_leaf(model, lang, cube: _Cube, got) -> Leaf:
     )
 
 
-def _exhaustive(model, lang, rho: str, stats: SearchStats) -> Leaf:
+def _exhaustive(model, lang, rho: str, stats: SearchStats, deadline: float | None = None) -> Leaf:
+    """Every completion of ``rho`` decided as the kernel's check decides it: batched
+    rigorous enclosures, arb where they leave the sign open
+    (:func:`attncert.kernel.soft.batch.logit_bounds`,
+    :func:`attncert.kernel.soft.checker.decide`). The cube stays open when arb cannot
+    decide a string at 4096 bits, or when the arb decisions pass ``deadline`` (a model
+    whose float enclosures are loose leaves many strings to arb)."""
     t = time.perf_counter()
     strings = list(Restriction.parse(model.alphabet, rho).completions())
-    accept = exhaustive_decisions(model, strings)
-    member = np.array([lang.contains(s) for s in strings])
-    wrong_at = np.flatnonzero(accept != member)
+    lo, hi = logit_bounds(model, tokens(model, strings))
+    accept = lo > 0
+    left = np.flatnonzero(~(lo > 0) & ~(hi <= 0))
     stats.exhaustive_strings += len(strings)
+    for k, i in enumerate(left):
+        if deadline is not None and time.perf_counter() > deadline:
+            stats.exhaustive_seconds += time.perf_counter() - t
+            stats.stopped = stats.stopped or (
+                f"time limit, in the arb decisions of {len(left)} completions (--time-limit)"
+            )
+            return open_leaf(
+                f"the float enclosures left {len(left)} of {len(strings)} completions to arb; "
+                f"{k} were decided before the time limit"
+            )
+        prec, ball = decide(model, strings[i])
+        if prec is None:
+            stats.exhaustive_seconds += time.perf_counter() - t
+            return open_leaf(f"arb leaves the sign of {strings[i][:32]} open at 4096 bits")
+        accept[i] = bool(ball > 0)
+    member = np.array([lang.contains(s) for s in strings], dtype=bool)
+    wrong_at = np.flatnonzero(accept != member)
     stats.exhaustive_seconds += time.perf_counter() - t
     return Leaf(
         "exhaustive",
