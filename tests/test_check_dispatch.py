@@ -113,7 +113,12 @@ def test_unknown_format_is_bad_input(tmp_path, capsys):
 def test_check_report_directory_names_each_file_and_a_tampered_one(tmp_path, capsys):
     d = tmp_path / "r"
     rep = attncert.report(
-        "zoo:trained_hard_first_last", out=d, ns=(8,), dask=False, cell_time_limit=6
+        "zoo:trained_hard_first_last",
+        out=d,
+        ns=(8,),
+        dask=False,
+        cell_time_limit=6,
+        lengths=(1, 8),
     )
     assert rep.complete
     code, out, _ = cli(capsys, "check", str(d))

@@ -20,11 +20,13 @@ import attncert
 from attncert.cli.main import main
 from attncert.report import cells as C
 
-SECTIONS = ("model", "harden", "certify", "verify", "lemma5", "soft")
+SECTIONS = ("model", "harden", "certify", "verify", "horizon", "lemma5", "soft")
 # a budget no cell at n = 8 needs (each takes a few seconds) but a loaded machine must not
 # turn into a timeout: the first certify cell of a process imports sympy (hard.pipeline →
 # symbolic), ≈ 9 s at a load average of 12 on 2 cores
-FAST = {"ns": (8,), "dask": False, "cell_time_limit": 20.0}
+# the length horizon over 1:8 only (every length decided string by string; its own tests,
+# tests/test_report_horizon.py, take longer ranges)
+FAST = {"ns": (8,), "dask": False, "cell_time_limit": 20.0, "lengths": (1, 8)}
 
 
 class Page(HTMLParser):
@@ -205,11 +207,12 @@ def test_resumption_skips_finished_cells(tmp_path, capsys):
     d = tmp_path / "r"
     # PARITY, as the command below without MODEL (the bundled demo) takes it
     first = attncert.report("zoo:trained_hard_first_last", out=d, language="parity", **FAST)
-    assert first.ran == 6
+    assert first.ran == 7
     unfinished = len(first.failed)  # on a loaded machine a cell may hit its limit: rerun too
-    # simulate a run killed after some cells: two cell files never written, and the
-    # manifest as a run rewrites it at its start (not sealed: no file hashes yet)
-    for name in ("verify-n8", "soft-certify-n8"):
+    # simulate a run killed after some cells: three cell files never written (those that are
+    # REFUTED on PARITY among them), and the manifest as a run rewrites it at its start (not
+    # sealed: no file hashes yet)
+    for name in ("verify-n8", "soft-certify-n8", "horizon-n8"):
         (d / "cells" / f"{name}.json").unlink()
     manifest = json.loads((d / "report-manifest.json").read_text())
     del manifest["files"]
@@ -222,17 +225,18 @@ def test_resumption_skips_finished_cells(tmp_path, capsys):
     time.sleep(0.05)
     # the same command again, on the command line, in this process (--workers 0)
     code, out, _ = cli(
-        capsys, "report", "--n", "8", "--workers", "0", "--cell-time-limit", "20", "-o", str(d),
-        "--json",
+        capsys, "report", "--n", "8", "--lengths", "1:8", "--workers", "0", "--cell-time-limit",
+        "20", "-o", str(d), "--json",
     )  # fmt: skip
     again = json.loads(out)
-    assert code == 0 and again["ran"] == 2 + unfinished and again["complete"]
+    assert code == 0 and again["ran"] == 3 + unfinished and again["complete"]
     assert again["where"] == "in-process"
     for name, mtime in kept.items():
         assert (d / "cells" / name).stat().st_mtime_ns == mtime, f"{name} was recomputed"
     assert {p.name for p in (d / "cells").iterdir()} == set(kept) | {
         "verify-n8.json",
         "soft-certify-n8.json",
+        "horizon-n8.json",
         *(f"{name}.json" for name in first.failed),
     }
     assert [s["verdict"] for s in again["sections"]] == [s.verdict for s in first.sections]
@@ -305,6 +309,7 @@ def test_dask_run_gives_the_same_cells_as_in_process(tmp_path, workers_import_th
         "zoo:trained_hard_first_last",
         out=tmp_path / "b",
         ns=(8,),
+        lengths=(1, 8),
         workers=2,
         cell_time_limit=30,
     )
@@ -357,6 +362,7 @@ def test_existing_scheduler(tmp_path, workers_import_this_tree):
             "zoo:trained_hard_first_last",
             out=tmp_path / "r",
             ns=(8,),
+            lengths=(1, 8),
             scheduler=cluster.scheduler_address,
             cell_time_limit=30,
         )

@@ -16,7 +16,7 @@ from attncert.cli.main import main
 from attncert.report import cells as C
 from attncert.report.directory import check_report
 
-FAST = {"ns": (8,), "dask": False, "cell_time_limit": 8.0, "language": "parity"}
+FAST = {"ns": (8,), "dask": False, "cell_time_limit": 8.0, "language": "parity", "lengths": (1, 8)}
 
 
 def cli(capsys, *argv):

@@ -41,7 +41,7 @@ from attncert.verdicts import Verdict
 # a generous budget: every cell here finishes in a few seconds, but a loaded machine must not
 # turn one into a timeout (a timed-out cell is made on purpose below, without waiting)
 LIMIT = 20.0
-FAST = {"ns": (8,), "dask": False, "cell_time_limit": LIMIT}
+FAST = {"ns": (8,), "dask": False, "cell_time_limit": LIMIT, "lengths": (1, 8)}
 
 
 def constant_model():
@@ -168,7 +168,8 @@ def test_the_cli_closes_with_the_summary(pages, tmp_path, capsys):
     d = tmp_path / "r"  # the parity report again: resumed, every cell re-bound, none re-run
     shutil.copytree(pages["parity"].directory, d)
     code = main(["report", "zoo:trained_hard_first_last", "--language", "parity", "--n", "8",
-                 "--workers", "0", "--cell-time-limit", "20", "--quiet", "-o", str(d)])  # fmt: skip
+                 "--lengths", "1:8", "--workers", "0", "--cell-time-limit", "20", "--quiet",
+                 "-o", str(d)])  # fmt: skip
     out = capsys.readouterr().out.rstrip().splitlines()
     assert code == 0
     start = out.index("In short:")

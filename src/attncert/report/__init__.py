@@ -9,10 +9,11 @@ Python (``attncert.report`` is itself callable)::
 
 Command line::
 
-    attncert report [MODEL] [--language L] [--n 16,64,256,1024] -o DIR
+    attncert report [MODEL] [--language L] [--n 16,64,256,1024] [--lengths A:B] -o DIR
 
 One module per idea: :mod:`~attncert.report.cells` (one analysis at one n, a pure
-function returning a JSON-able outcome and a certificate), :mod:`~attncert.report.run`
+function returning a JSON-able outcome and a certificate; the length horizon's cell in
+:mod:`~attncert.report.horizon_cell`), :mod:`~attncert.report.run`
 (planning, the directory, running cells in-process or on Dask, resumption),
 :mod:`~attncert.report.binding` (every cell bound to its certificate),
 :mod:`~attncert.report.document` (the :class:`Report` value), :mod:`~attncert.report.sections`
@@ -100,6 +101,7 @@ def report(
     *,
     language: str | None = None,
     ns: Sequence[int] = DEFAULT_NS,
+    lengths: str | tuple[int, int | None] | None = None,
     out: str | Path | None = None,
     dask: bool = True,
     scheduler: str | None = None,
@@ -112,8 +114,12 @@ def report(
     report directory ``out`` (a new temporary directory if None); see the module
     docstring. ``language`` defaults to :func:`default_language`; with ``model`` None,
     the demo: :data:`DEFAULT_MODEL` against ``parity``. Bad input (a language not over
-    the model's alphabet, a directory that is not a report, a ``scheduler`` that does not
-    answer) is refused before any work and before anything is written. ``dask=False``
+    the model's alphabet, a range of lengths that is not 1 ≤ A ≤ B, a directory that is not
+    a report, a ``scheduler`` that does not answer) is refused before any work and before
+    anything is written. ``lengths`` (``"A:B"`` or ``(A, B)``, B an integer or ``inf``) is
+    the length horizon's range; default [1, 64·L], L the longer of the longest length the
+    model records being trained on and the largest of ``ns``
+    (:func:`attncert.report.horizon_cell.default_span`). ``dask=False``
     runs the cells in this process; else on an embedded LocalCluster of ``workers``
     processes or ``scheduler``. A finished cell of an earlier run in ``out`` is not run
     again."""
@@ -128,6 +134,9 @@ def report(
     R.check_language(m, language)
     ns = tuple(sorted({int(n) for n in ns}))
     R.check_lengths(m, ns)
+    from attncert.report.horizon_cell import default_span, parse_span
+
+    span = default_span(m, ns) if lengths is None else parse_span(lengths)
     if not cell_time_limit > 0:
         raise InputError(
             f"cell time limit {cell_time_limit}", expected="a positive number of seconds"
@@ -146,7 +155,7 @@ def report(
         target.mkdir(parents=True, exist_ok=True)
         model_spec, source = R.model_reference(m, spec, target)
         R.save_model_copy(target, m)
-        cells = R.plan(ns, language, float(cell_time_limit), seed)
+        cells = R.plan(ns, language, float(cell_time_limit), seed, span)
         R.write_manifest(target, m, source, language, cells, float(cell_time_limit), seed)
         records, ran, where = R.execute(
             target, m, model_spec, source, cells,

@@ -54,6 +54,10 @@ CERTIFIED: dict[str, tuple[str, ...]] = {
         "checked", "check", "bound", "free", "rho", "decision", "method", "pair",
         "pair_decision", "outside", "notes",
     ),
+    "horizon": (
+        "lengths", "accepted", "proved", "refuted", "undecided", "proved_up_to",
+        "first_refuted", "witness", "witnesses", "nodes", "reasons", "no_certificate",
+    ),
     "harden": (),
 }  # fmt: skip
 
@@ -117,6 +121,10 @@ def _without_certificate(analysis: str, model: Model, rec: dict) -> tuple[Assess
     if analysis == "uniform":
         a = V.uniform(None, model, cap=None)
         return a, {"reasons": list(a.reasons)}
+    if analysis == "horizon":  # its "undecided" is a list of lengths: the reason goes apart
+        a = V.not_found(str(d.get("no_certificate") or "the horizon produced no certificate"))
+        lengths = (rec.get("key") or {}).get("lengths")  # what was asked: nothing certified
+        return a, {"lengths": lengths, "no_certificate": a.reasons[0], "reasons": list(a.reasons)}
     reason = d.get("no_certificate") or d.get("undecided") or "the search produced no certificate"
     reason = str(reason).removeprefix("no certificate: ")
     a = V.not_found(reason)
@@ -366,6 +374,55 @@ def _soft_certify(
     }
 
 
+def _horizon(path: Path, model: Model, rec: dict, ns: tuple[int, ...]) -> tuple[Assessment, dict]:
+    from attncert.certificates.horizon import load_certificate
+    from attncert.kernel.horizon.checker import check
+
+    cert = load_certificate(path)
+    _same_model("horizon", cert.model_sha256, model)
+    got = [cert.lo, "inf" if cert.hi is None else cert.hi]
+    want = (rec.get("key") or {}).get("lengths")
+    if want is not None and list(want) != got:
+        raise AttncertError(
+            f"the certificate covers the lengths {got}, the report asked for {want}",
+            where="lengths",
+        )
+    report = check(cert, model)
+    a = V.horizon(report)
+    if not report.accepted:
+        why = "; ".join(a.reasons)
+        return a, {"accepted": False, "lengths": got, "reasons": list(a.reasons), "rejected": why}
+    return a, {
+        **horizon_fields(report, cert.lo, cert.hi),
+        "nodes": len(cert.nodes),
+        "reasons": list(a.reasons),
+    }
+
+
+def horizon_fields(report, lo: int, hi: int | None) -> dict[str, Any]:
+    """What a page shows of an accepted horizon report (:class:`attncert.kernel.horizon
+    .checker.HorizonReport`): its maximal intervals of lengths (``"inf"`` for ∞), the
+    largest N proved from A, the least refuted length and its witness (a string, or
+    run-length encoded [[symbol, count], …] beyond 64 symbols), and the witness of each
+    refuted interval."""
+    from attncert.soft.horizon import witness_json
+
+    def runs(xs):
+        return [[a, "inf" if b is None else b] for a, b in xs]
+
+    return {
+        "lengths": [lo, "inf" if hi is None else hi],
+        "accepted": True,
+        "proved": runs(report.proved),
+        "refuted": runs(report.refuted),
+        "undecided": runs(report.undecided),
+        "proved_up_to": report.proved_up_to,
+        "first_refuted": report.first_refuted,
+        "witness": None if report.witness is None else witness_json(report.witness),
+        "witnesses": [{"n": n, "witness": witness_json(w)} for n, w in report.witnesses],
+    }
+
+
 def _short_int(text: str | None) -> str | None:
     """An integer of more than 15 digits as ``d.ddddde+NN`` (exact digits are in the
     certificate)."""
@@ -386,6 +443,7 @@ _BIND = {
     "sensitivity": _sensitivity,
     "uniform": _uniform,
     "soft-certify": _soft_certify,
+    "horizon": _horizon,
 }
 
-__all__ = ["CERTIFIED", "Unbound", "bind"]
+__all__ = ["CERTIFIED", "Unbound", "bind", "horizon_fields"]

@@ -22,6 +22,9 @@ The analyses (each the Python API behind a command):
 * ``sensitivity`` — Lemma 5 measured, the certified B(n) and Theorem 6's floor
   (``attncert sensitivity --certify``).
 * ``uniform`` — Lemma 5 uniformly in n (``attncert sensitivity --uniform``), one cell.
+* ``horizon`` — the length horizon over the report's range of lengths (``attncert verify
+  --lengths A:B``), one cell, beside the accuracy sampled at a few lengths across the
+  range (:mod:`attncert.report.horizon_cell`).
 * ``soft-certify`` — a certified soft restriction and a pair the model must confuse
   (``attncert soft-certify``).
 
@@ -46,10 +49,11 @@ import numpy as np
 
 from attncert.errors import InputError, ParameterError, UnsupportedError
 from attncert.model.spec import Model
+from attncert.report.sampling import MIN_SAMPLES, SAMPLE_WORK, random_strings
 
-ANALYSES = ("harden", "certify", "verify", "sensitivity", "uniform", "soft-certify")
+ANALYSES = ("harden", "certify", "verify", "horizon", "sensitivity", "uniform", "soft-certify")
 #: the analyses that run once per report, not once per n (their cell has n = least n)
-ONCE = ("uniform",)
+ONCE = ("uniform", "horizon")
 MEASURED = "MEASURED"
 #: shares of the cell time limit given to each analysis's own time limit: the rest is for
 #: the kernel's check (verify's takes about as long as its search: 32 s after a 30 s
@@ -57,7 +61,6 @@ MEASURED = "MEASURED"
 CERTIFY_SHARE, VERIFY_SHARE, SENSITIVITY_SHARE, SOFT_SHARE = 0.7, 0.35, 0.2, 0.5
 #: strings per n for the sampled accuracy and the hardening agreement: 200 up to n = 64,
 #: then fewer (a float forward pass costs O(n²) per string: ≈ 0.1 s at n = 1024), ≥ 24
-SAMPLES, SAMPLE_WORK, MIN_SAMPLES = 200, 12_800, 24
 #: up to |Σ|ⁿ = 2¹⁶ strings the measured numbers (hardening agreement, sampled accuracy, the
 #: PARITY cross-entropy) are computed over every string, when a probe of :data:`PROBE`
 #: strings says it fits in the given share of the cell's time limit
@@ -77,6 +80,7 @@ class CellSpec:
     time_limit: float
     seed: int = 0
     lengths: tuple[int, ...] = ()  # the report's lengths (for a once-per-report cell)
+    span: tuple[int, int | None] | None = None  # the horizon's range [A, B] (B None: ∞)
 
     @property
     def name(self) -> str:
@@ -85,12 +89,15 @@ class CellSpec:
 
     def key(self) -> dict[str, Any]:
         """What the cell's result depends on (a rerun with another key recomputes it)."""
-        return {
+        key = {
             "analysis": self.analysis,
             "n": self.n,
             "language": self.language,
             "seed": self.seed,
         }
+        if self.span is not None:
+            key["lengths"] = [self.span[0], "inf" if self.span[1] is None else self.span[1]]
+        return key
 
 
 def applies(analysis: str, model: Model) -> str | None:
@@ -161,16 +168,6 @@ def _finite(obj: Any) -> Any:
 # ----- the analyses ------------------------------------------------------------------------
 
 
-def _strings(model: Model, n: int, seed: int, count: int | None = None) -> list[str]:
-    """``count`` uniform random strings of length n over the model's alphabet (default:
-    :data:`SAMPLES`, fewer for long strings)."""
-    if count is None:
-        count = max(MIN_SAMPLES, min(SAMPLES, SAMPLE_WORK // n))
-    rng = np.random.default_rng([seed, n])
-    sigma = np.array(list(model.alphabet))
-    return ["".join(row) for row in sigma[rng.integers(0, len(sigma), size=(count, n))]]
-
-
 def _limit(spec: CellSpec, share: float) -> float:
     """An analysis's own time limit: its share of the cell's (at least 1 s)."""
     return max(1.0, share * spec.time_limit)
@@ -192,7 +189,7 @@ def _cheap(model: Model, n: int, seconds: float, passes: float = 1.0) -> bool:
         return True
     from attncert.model import forward
 
-    probe = _strings(model, n, 0, PROBE)
+    probe = random_strings(model, n, 0, PROBE)
     t0 = time.perf_counter()
     forward(model, probe)
     return passes * (time.perf_counter() - t0) * total / PROBE <= seconds
@@ -203,7 +200,7 @@ def _measured_strings(model: Model, spec: CellSpec, share: float, passes: float 
     sampled ones of :func:`_strings`."""
     if _cheap(model, spec.n, share * spec.time_limit, passes):
         return _every_string(model, spec.n), True
-    return _strings(model, spec.n, spec.seed), False
+    return random_strings(model, spec.n, spec.seed), False
 
 
 def _harden(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, None]:
@@ -490,6 +487,12 @@ def _soft_certify(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict
     return res.verdict, data, cert.to_json()
 
 
+def _horizon(spec: CellSpec, model: Model, source: dict) -> tuple[str, dict, str | None]:
+    from attncert.report.horizon_cell import run_horizon
+
+    return run_horizon(spec, model, source)
+
+
 def _text_source(source: dict) -> str:
     """A soft certificate's model source is text: ``zoo:NAME`` or a path."""
     return f"zoo:{source['zoo']}" if "zoo" in source else str(source["path"])
@@ -502,6 +505,7 @@ _ANALYSIS: dict[str, Callable[[CellSpec, Model, dict], tuple[str, dict, str | No
     "sensitivity": _sensitivity,
     "uniform": _uniform,
     "soft-certify": _soft_certify,
+    "horizon": _horizon,
 }
 
 
@@ -516,9 +520,15 @@ def report_task(cell) -> dict[str, Any]:
 
     p = cell.param_dict
     lengths = tuple(int(x) for x in str(p["lengths"]).split(",") if x)
+    span = None
+    if str(p.get("span") or ""):
+        from attncert.report.horizon_cell import parse_span
+
+        span = parse_span(str(p["span"]))
     spec = CellSpec(
-        str(p["analysis"]), cell.n, str(p["language"]), float(p["time_limit"]), cell.seed, lengths
-    )
+        str(p["analysis"]), cell.n, str(p["language"]), float(p["time_limit"]), cell.seed,
+        lengths, span,
+    )  # fmt: skip
     model = resolve_model(cell.model)
     out = run_cell(spec, model, json.loads(str(p["source"])))
     out["verdict"] = out["verdict"] or out["status"]
@@ -530,5 +540,6 @@ report_task.sweep_defaults = {  # type: ignore[attr-defined]
     "language": "",
     "time_limit": 60.0,
     "lengths": "",
+    "span": "",
     "source": "{}",
 }

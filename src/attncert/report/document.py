@@ -13,7 +13,8 @@ compares them byte for byte).
 
 The sections live one family per module: :mod:`~attncert.report.sections.model`,
 :mod:`~attncert.report.sections.hard` (hardening agreement, Theorem 1),
-:mod:`~attncert.report.sections.verify`, :mod:`~attncert.report.sections.lemma5`,
+:mod:`~attncert.report.sections.verify`, :mod:`~attncert.report.sections.horizon`,
+:mod:`~attncert.report.sections.lemma5`,
 :mod:`~attncert.report.sections.soft`.
 """
 
@@ -140,8 +141,9 @@ def build_report(
 ) -> Report:
     """The report from the bound cells' records (missing cells make sections say so)."""
     from attncert.report.constancy import constancy
-    from attncert.report.plots import accuracy_plot, lemma5_plot
+    from attncert.report.plots import accuracy_plot, horizon_plot, lemma5_plot
     from attncert.report.sections.hard import certify_section, harden_section
+    from attncert.report.sections.horizon import horizon_section
     from attncert.report.sections.lemma5 import lemma5_section
     from attncert.report.sections.model import model_section
     from attncert.report.sections.soft import soft_section
@@ -155,11 +157,16 @@ def build_report(
         harden_section(cells, ns, const),
         certify_section(cells, ns, language, const),
         verify_section(cells, ns, language, const),
+        horizon_section(cells, ns, language),
         lemma5_section(cells, ns, language, const),
         soft_section(cells, ns, language, const),
     )
     plots = {}
-    for name, fn in (("accuracy", accuracy_plot), ("lemma5", lemma5_plot)):
+    for name, fn in (
+        ("accuracy", accuracy_plot),
+        ("horizon", horizon_plot),
+        ("lemma5", lemma5_plot),
+    ):
         svg = fn(cells, ns, language)
         if svg is not None:
             plots[name] = svg

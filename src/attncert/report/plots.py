@@ -9,10 +9,16 @@
   the logit's range Z and the uniform K/n (a K/n more than :data:`OFF_CHART` decades above
   the rest is marked at the top with its order of magnitude); **nats** (linear axis):
   Theorem 6's floor and the measured cross-entropy beside log 2 — titled with the language
-  they are about ("PARITY, for comparison" when the report's language is another).
+  they are about ("PARITY, for comparison" when the report's language is another);
+* :func:`horizon_plot` — the length horizon over its own range of lengths: the intervals
+  proved right on every string as a shaded band (certified; refuted and undecided lengths
+  in their own shading), the first refuted length marked, and the accuracy sampled in
+  floating point as points (measured) — the y axis is the sampled accuracy only.
 
 Every plot of a page has the same n axis: the report's lengths, log₂ scale, the same
-limits and ticks. The SVG has no external reference (glyphs are paths).
+limits and ticks — the horizon's too, over its range [A, B] (powers of two as ticks; an
+unbounded range drawn to the right edge, marked → ∞). The SVG has no external reference
+(glyphs are paths).
 """
 
 from __future__ import annotations
@@ -219,4 +225,93 @@ def lemma5_figure(cells: Mapping, ns, language: str = ""):
     return fig
 
 
-__all__ = ["accuracy_figure", "accuracy_plot", "lemma5_figure", "lemma5_plot", "n_axis"]
+#: ticks on the horizon's n axis: at most this many powers of two
+HORIZON_TICKS = 8
+
+
+def horizon_plot(cells: Mapping, ns, language: str = "") -> str | None:
+    """:func:`horizon_figure` as SVG text (None: nothing to draw)."""
+    fig = horizon_figure(cells, ns, language)
+    return None if fig is None else _svg(fig)
+
+
+def _end(b) -> float | None:
+    return None if b == "inf" else float(b)
+
+
+def horizon_figure(cells: Mapping, ns, language: str = ""):
+    """The length-horizon plot (module docstring) as a matplotlib Figure, or None when the
+    horizon cell certified nothing."""
+    from matplotlib.patches import Patch
+
+    d = next((_ok(cells, k) for k in sorted(cells) if k.startswith("horizon-")), None)
+    if not d or not d.get("accepted") or not d.get("lengths"):
+        return None
+    lo, hi = d["lengths"]
+    runs = {kind: d.get(kind) or [] for kind in ("proved", "refuted", "undecided")}
+    sampled = d.get("sampled") or []
+    seen = [float(lo)] + [float(s["n"]) for s in sampled]
+    seen += [x for rs in runs.values() for a, b in rs for x in (a, _end(b)) if x is not None]
+    top = float(hi) if hi != "inf" else 4.0 * max(seen)
+    right = top * 1.6
+    fig, (ax,) = _figure()
+    style = {
+        "proved": dict(color="tab:green", alpha=0.3, lw=0),
+        "refuted": dict(color="tab:red", alpha=0.12, lw=0),
+        "undecided": dict(facecolor="none", edgecolor="gray", hatch="//", alpha=0.5, lw=0),
+    }
+    label = {
+        "proved": "proved right on every string (certified)",
+        "refuted": "a wrong string at each length (certified)",
+        "undecided": "undecided (not every string decided)",
+    }
+    for kind, rs in runs.items():
+        for a, b in rs:  # the lengths a..b as [a, b + 1): adjacent intervals meet
+            end = _end(b)
+            ax.axvspan(a, right if end is None else end + 1, zorder=1, **style[kind])
+    handles = [Patch(label=label[k], **style[k]) for k, rs in runs.items() if rs]
+    first = d.get("first_refuted")
+    if first is not None:
+        handles.append(
+            ax.axvline(first, color="tab:red", lw=1.5, ls="--", zorder=3,
+                       label=f"first refuted: n = {first}")
+        )  # fmt: skip
+    if sampled:
+        xs = [s["n"] for s in sampled]
+        ys = [s["right"] / s["strings"] for s in sampled]
+        err = [(y, y) if s.get("exact") else wilson(s["right"], s["strings"])
+               for s, y in zip(sampled, ys, strict=True)]  # fmt: skip
+        yerr = [[max(0.0, y - e[0]) for y, e in zip(ys, err, strict=True)],
+                [max(0.0, e[1] - y) for y, e in zip(ys, err, strict=True)]]  # fmt: skip
+        handles.append(
+            ax.errorbar(xs, ys, yerr=yerr, fmt="o", mfc="none", color="tab:orange", capsize=3,
+                        zorder=5, label="sampled accuracy (float, measured; 95 % Wilson)")
+        )  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(lo / 1.6, right)
+    ticks = [1 << k for k in range(int(top).bit_length()) if lo <= 1 << k <= top]
+    step = -(-len(ticks) // HORIZON_TICKS) if ticks else 1
+    ticks = ticks[::-1][::step][::-1]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("n" + (" (the band runs on to ∞)" if hi == "inf" else ""))
+    ax.grid(alpha=0.3)
+    ax.set_ylim(-0.04, 1.04)
+    ax.set_ylabel(f"sampled accuracy on {language}" if language else "sampled accuracy")
+    ax.set_title(f"length horizon over n ∈ [{lo}, {'∞' if hi == 'inf' else hi}]: certified "
+                 "lengths (bands), sampled accuracy (points)", fontsize=9)  # fmt: skip
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+              fontsize=7, frameon=False)  # fmt: skip
+    return fig
+
+
+__all__ = [
+    "accuracy_figure",
+    "accuracy_plot",
+    "horizon_figure",
+    "horizon_plot",
+    "lemma5_figure",
+    "lemma5_plot",
+    "n_axis",
+]

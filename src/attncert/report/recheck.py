@@ -12,6 +12,7 @@ format                           kind (command that writes it)              chec
 ``attncert-uniform-sensitivity`` uniform (``sensitivity --save-uniform``)   kernel.uniform.checker
 ``attncert-verify-certificate``  verify tree (``verify -o``)                kernel.verify
 ``attncert-all-lengths-…``       all lengths (``prove --all-lengths -o``)   kernel.all_lengths
+``attncert-horizon-certificate`` length horizon (``verify --lengths -o``)   kernel.horizon
 ===============================  =========================================  ==============
 
 Each gives a :class:`FileCheck`: the verdict the re-derived certificate supports (REFUTED
@@ -57,6 +58,7 @@ KINDS = {
     "attncert-uniform-sensitivity": "uniform",
     "attncert-verify-certificate": "verify",
     "attncert-all-lengths-certificate": "all-lengths",
+    "attncert-horizon-certificate": "horizon",
 }
 
 
@@ -275,12 +277,35 @@ def _all_lengths(path: Path, data: dict, model: Model | None) -> FileCheck:
     return FileCheck(str(path), "all-lengths", a.verdict.value, "; ".join(a.reasons))
 
 
+def _horizon(path: Path, data: dict, model: Model | None) -> FileCheck:
+    from attncert.certificates.horizon import certificate_from_dict
+    from attncert.certificates.locate import resolve_source
+    from attncert.kernel.horizon.checker import check
+    from attncert.kernel.verdict import horizon
+
+    cert = certificate_from_dict(data, str(path))
+    if model is None:
+        model = resolve_source(cert.model_source, path, f"{path}: model.source")
+    report = check(cert, model)
+    a = horizon(report)
+    if not report.accepted:
+        return FileCheck(str(path), "horizon", a.verdict.value, "; ".join(a.reasons))
+    hi = "∞" if cert.hi is None else cert.hi
+    first = "" if report.first_refuted is None else f", wrong first at n = {report.first_refuted}"
+    up = "none" if report.proved_up_to is None else report.proved_up_to
+    return FileCheck(
+        str(path), "horizon", a.verdict.value,
+        f"re-derived by kernel.horizon over n ∈ [{cert.lo}, {hi}]: proved up to {up}{first}",
+    )  # fmt: skip
+
+
 _CHECKS = {
     "hard": _hard,
     "soft": _soft,
     "uniform": _uniform,
     "verify": _verify,
     "all-lengths": _all_lengths,
+    "horizon": _horizon,
 }
 
 

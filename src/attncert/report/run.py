@@ -4,7 +4,8 @@
 the ones a half-finished report directory already holds, runs the rest and writes each
 finished cell the moment it finishes:
 
-* ``DIR/report-manifest.json`` — what the directory is (model, language, lengths, cells);
+* ``DIR/report-manifest.json`` — what the directory is (model, language, lengths ``ns``,
+  the length horizon's range ``lengths``, cells);
   written first, so an interrupted run leaves a directory that a rerun resumes and
   ``attncert check DIR`` reports as incomplete;
 * ``DIR/model.json`` — the model analysed (certificates of a non-zoo model name it);
@@ -57,14 +58,21 @@ MAX_N = 4096
 CONNECT_TIMEOUT = 20.0  # seconds for an existing Dask scheduler to answer (--scheduler)
 
 
-def plan(ns: Sequence[int], language: str, time_limit: float, seed: int) -> tuple[CellSpec, ...]:
+def plan(
+    ns: Sequence[int],
+    language: str,
+    time_limit: float,
+    seed: int,
+    span: tuple[int, int | None] | None = None,
+) -> tuple[CellSpec, ...]:
     """Every cell of a report: each analysis at each n; a once-per-report analysis at the
-    least n, with all lengths."""
+    least n, with all lengths (the horizon with its range ``span``, [A, B], B None: ∞)."""
     lengths = tuple(sorted(set(ns)))
     out = []
     for analysis in ANALYSES:
         if analysis in ONCE:
-            out.append(CellSpec(analysis, lengths[0], language, time_limit, seed, lengths))
+            sp = span if analysis == "horizon" else None
+            out.append(CellSpec(analysis, lengths[0], language, time_limit, seed, lengths, sp))
         else:
             out.extend(CellSpec(analysis, n, language, time_limit, seed) for n in lengths)
     return tuple(out)
@@ -126,6 +134,7 @@ def prepare_directory(out: Path, model: Model, language: str) -> dict | None:
 
 
 def write_manifest(out: Path, model: Model, source: dict, language, cells, time_limit, seed):
+    span = next((c.span for c in cells if c.span is not None), None)
     write_json(
         out / MANIFEST,
         {
@@ -136,6 +145,7 @@ def write_manifest(out: Path, model: Model, source: dict, language, cells, time_
             "ns": sorted(
                 {c.n for c in cells if not c.lengths} | {n for c in cells for n in c.lengths}
             ),
+            "lengths": None if span is None else [span[0], "inf" if span[1] is None else span[1]],
             "cell_time_limit": time_limit,
             "seed": seed,
             "cells": [c.name for c in cells],
@@ -276,6 +286,7 @@ def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers, c
                             "language": spec.language,
                             "time_limit": spec.time_limit,
                             "lengths": ",".join(map(str, spec.lengths)),
+                            "span": _span_text(spec.span),
                             "source": json.dumps(source, sort_keys=True),
                         }.items()
                     )
@@ -322,6 +333,13 @@ def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers, c
             records[spec.name] = store(out, spec, outcome)
             _tick(bar, records[spec.name])
     return where
+
+
+def _span_text(span: tuple[int, int | None] | None) -> str:
+    """The horizon's range as a sweep parameter: ``A:B`` (``A:inf``), or "" for none."""
+    if span is None:
+        return ""
+    return f"{span[0]}:{'inf' if span[1] is None else span[1]}"
 
 
 def bind_records(

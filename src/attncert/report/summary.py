@@ -4,7 +4,9 @@ of its own. Each sentence is inline text whose terms link to their definitions o
 (:mod:`attncert.report.terms`) and to the sections.
 
 In order: whether the model is constant (:mod:`attncert.report.constancy`); what verify
-proved (correct on every string, or wrong with a witness); what Theorem 1's certificate
+proved (correct on every string, or wrong with a witness); the length horizon (every
+length proved right up to N, the first wrong one with its witness, or what stays
+undecided); what Theorem 1's certificate
 says about the hardened model (a misclassified pair with the differing positions marked);
 what Lemma 5 could and could not certify and why (the diagnosis); Theorem 6's floor where
 the language is PARITY or 2-Dyck; the soft restriction; the analyses that do not apply,
@@ -138,6 +140,51 @@ def _verify(cells: Mapping, ns, language: str) -> list[Inline]:
                 )
             )
     return out
+
+
+def _horizon(cells: Mapping, language: str) -> list[Inline]:
+    """One sentence: every length proved right up to N; wrong first at n = M (witness …);
+    what stays undecided — from the bound horizon cell."""
+    from attncert.report.sections.horizon import horizon_cell, interval, runs_text, witness_runs
+
+    rec = horizon_cell(cells)
+    d = (rec or {}).get("data") or {}
+    if rec is None or rec.get("status") != "ok":
+        return []
+    lo, hi = d.get("lengths") or (rec.get("key") or {}).get("lengths") or ("—", "—")
+    if not d.get("accepted"):  # cut, or a certificate the kernel rejects: nothing certified
+        why = "; ".join(d.get("reasons") or []) or d.get("no_certificate") or "—"
+        return [
+            inline(
+                term("horizon", "Length horizon"), f" on {language} over ",
+                link(f"n ∈ {interval(lo, hi)}", "horizon"), ": nothing certified — ",
+                clause(why), ".",
+            )
+        ]  # fmt: skip
+    up, first = d.get("proved_up_to"), d.get("first_refuted")
+    if up is None:
+        said: list = [f"not proved at n = {lo}"]
+    elif up == hi == "inf":
+        said = [f"proved right on every string of every length from {lo} on"]
+    elif up == hi:
+        said = [f"proved right on every string of every length in {interval(lo, hi)}"]
+    else:
+        said = [f"proved right on every string of every length {'' if lo == 1 else f'from {lo} '}"
+                f"up to {up}"]  # fmt: skip
+    if first is not None:
+        w = d.get("witness")
+        wit = inline(" (witness ", runs_text(witness_runs(w)), ", ", term("arb"), ")") if w else ""
+        said += ["; ", inline(_badge(f"wrong first at n = {first}"), wit)]
+    und = d.get("undecided") or []
+    if und:
+        rest = f" and {len(und) - 1} more interval(s)" if len(und) > 1 else ""
+        said.append(f"; lengths {interval(*und[0])}{rest} stay undecided")
+    return [
+        inline(
+            term("horizon", "Length horizon"), f" on {language} over ",
+            link(f"n ∈ {interval(lo, hi)}", "horizon"), ": ", *said, ".",
+        )
+    ]  # fmt: skip
 
 
 def _harden(cells: Mapping, ns, const: Constancy) -> list[Inline]:
@@ -348,6 +395,7 @@ def lead(model: Mapping, language: str, ns, sections, cells: Mapping, const: Con
     by_key = {s.key: s for s in sections}
     out: list[Inline] = _constant(const, ns)
     out += _verify(cells, ns, language)
+    out += _horizon(cells, language)
     out += _theorem1(cells, ns, language, const)
     out += _harden(cells, ns, const)
     if "lemma5" in by_key:

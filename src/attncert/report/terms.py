@@ -87,6 +87,13 @@ TERMS: dict[str, tuple[str, str]] = {
         "below and above by a partition of the strings into cubes, each re-derived by the "
         "kernel; an exact count when no string is left undecided.",
     ),
+    "horizon": (
+        "length horizon",
+        "the lengths of a range at which the model is proved right on every string of every "
+        "length, and the least length at which it is wrong on some string (a witness decided "
+        "in arb), from one certificate that covers the whole range without enumerating "
+        "lengths (attncert verify --lengths A:B), re-derived by the kernel.",
+    ),
     "arb": (
         "decided in arb",
         "the logit's sign computed with rigorous interval arithmetic (python-flint's arb), "

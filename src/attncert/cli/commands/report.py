@@ -1,10 +1,12 @@
-"""``attncert report [MODEL] [--language L] [--n 16,64,256,1024] -o DIR``: one report for
-a model — every analysis that applies, at every n, in one self-contained page.
+"""``attncert report [MODEL] [--language L] [--n 16,64,256,1024] [--lengths A:B] -o DIR``:
+one report for a model — every analysis that applies, at every n, in one self-contained
+page.
 
     attncert report -o report/                         # trained_hard_first_last, PARITY
     attncert report zoo:trained_hard_first_last -o r/  # the language it records: first_last
     attncert report zoo:trained_parity --n 16,64 -o parity-report/
     attncert report model.json --language dyck1 -o r/ --scheduler tcp://scheduler:8786
+    attncert report zoo:trained_nope_first_last --lengths 1:100000 -o r/  # the horizon's range
     attncert check report/                             # re-check every certificate in it
 
 The page opens with a short paragraph, derived from the verdicts, that says what the
@@ -12,7 +14,11 @@ theory says about the model (proved correct, or wrong with a witness; what Theor
 Lemma 5 could and could not certify and why; what does not apply); the command prints it
 last. Sections: the model (layers, heads, positional scheme, soft or hard heads); hardening
 agreement by n; Theorem 1 (the hardened certificate, ``certify``); certified accuracy
-(``verify``) beside sampled accuracy; Lemma 5 / Theorem 6 (measured change, certified
+(``verify``) beside sampled accuracy; the length horizon (``verify --lengths``: every
+length of ``--lengths A:B`` proved right on every string, the first wrong one with its
+witness, what stays undecided, beside accuracy sampled at a few lengths; by default from
+1 to 64× the longer of the longest length the model records being trained on and the
+largest ``--n``); Lemma 5 / Theorem 6 (measured change, certified
 B(n), the uniform K/n, the cross-entropy floor, the theorem's status); the soft
 restriction (``soft-certify``). Each states its verdict, theorem and limits; one that
 does not apply to the model says why. Without ``--language`` the report is about the
@@ -36,7 +42,7 @@ created or written.
 
 Exit status: 0 every cell finished (whatever its verdict: the verdicts are in the
 report), 1 a cell failed or timed out, 2 bad input (e.g. a language not over the model's
-alphabet), 130 interrupted (run again to resume).
+alphabet, ``--lengths`` not 1 ≤ A ≤ B), 130 interrupted (run again to resume).
 """
 
 from __future__ import annotations
@@ -95,6 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"with no MODEL, parity: the bundled {DEFAULT_MODEL} against PARITY)",
     )
     p.add_argument("--n", default="16,64,256,1024", help="lengths (default 16,64,256,1024)")
+    p.add_argument(
+        "--lengths",
+        metavar="A:B",
+        help="the length horizon's range (B an integer or inf; default 1 to 64× the longer of "
+        "the longest length the model records being trained on and the largest --n)",
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="the report directory")
     p.add_argument(
         "--cell-time-limit",
@@ -128,10 +140,16 @@ def run(args: argparse.Namespace) -> int:
     if args.no_dask and args.scheduler:
         raise InputError("--no-dask and --scheduler contradict each other", where="--no-dask")
     language = None if args.language is None else check_language_name(args.language)
+    lengths = None
+    if args.lengths is not None:
+        from attncert.report.horizon_cell import parse_span
+
+        lengths = parse_span(args.lengths)  # a bad range refused before any work (exit 2)
     rep = report(
         args.model,
         language=language,
         ns=_ns(args.n),
+        lengths=lengths,
         out=args.output,
         dask=not args.no_dask,
         scheduler=args.scheduler,
