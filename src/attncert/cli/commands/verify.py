@@ -24,6 +24,10 @@ arb (docs/verify.md, "Witnesses where the bound stops"). Without --language, the
 language the model records is used (a compiled library formula's, a trained model's
 recipe); a model that records none, or one verify does not take, is refused (exit 2).
 
+With |Σ|ⁿ ≤ 65536 and no --exhaustive, every string the bound does not decide is
+evaluated (batched rigorous enclosures, arb for the few they leave open): the answer is
+CERTIFIED or REFUTED with the exact count, printed as a fraction.
+
 Verdicts (and exit status): CERTIFIED (0) — the model is proved correct on every string
 of length n; REFUTED (1) — it is proved wrong (a string it misclassifies, its decision
 confirmed in arb), or the kernel rejected the certificate; UNDECIDED (3) — the budget ran
@@ -49,6 +53,7 @@ from attncert.cli.common import (
     no_recorded_language,
     print_json,
 )
+from attncert.cli.horizon import add_horizon_flags, check_horizon_flags
 from attncert.errors import InputError
 from attncert.io import check_output_path
 from attncert.verdicts import Verdict
@@ -96,6 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "beyond n = 64)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the root's base string")
+    add_horizon_flags(p)
     p.add_argument("-o", "--output", metavar="CERT", help="write the certificate (JSON)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_json_flag(p)
@@ -128,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--exhaustive {args.exhaustive}", expected="a non-negative integer")
     if args.output:
         check_output_path(args.output, where="-o")
+    check_horizon_flags(args)
     name = None if args.language is None else check_language_name(args.language)
     lengths = None
     if args.lengths is not None:

@@ -139,7 +139,7 @@ def chunk_task(payload: dict, chunk: tuple[int, int | None], budget: dict) -> di
     model = _model(payload)
     lang = make_language(payload["language"])
     lo, hi = chunk
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     small = budget["small"]
     b = Budget(
         float(budget["seconds"]), int(budget["max_nodes"]), None if small is None else int(small)
@@ -150,6 +150,7 @@ def chunk_task(payload: dict, chunk: tuple[int, int | None], budget: dict) -> di
         **cert.get("trace", {}),
         "chunk": chunk_key(model, lang, chunk, budget),
         "seconds": round(time.perf_counter() - t0, 3),
+        "cpu_seconds": round(time.thread_time() - c0, 3),
         "cut_by_time": b.left() <= 0 and work.stats.get("open", 0) > 0,
     }
     return cert
@@ -343,6 +344,7 @@ def verify_lengths_parallel(
         "lost": sum(1 for t in traces if "lost" in t),
         "cut_by_time": sum(1 for t in traces if t.get("cut_by_time")),
         "chunk_seconds": round(sum(traces[i].get("seconds", 0.0) for i in todo), 3),
+        "chunk_cpu_seconds": round(sum(traces[i].get("cpu_seconds", 0.0) for i in todo), 3),
         "where": where,
     }
     return HorizonOutcome(cert, report, t1 - t0, time.perf_counter() - t1, stats)
