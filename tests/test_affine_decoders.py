@@ -68,6 +68,7 @@ def _restrictions(n: int, seed: int, frees=(0, 1, 2, 4)):
             yield "".join("*" if p in where else c for p, c in enumerate(base)), base
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: "-".join(map(str, k)))
 def test_every_completion_is_inside_the_range(kind):
     model = _model(kind, seed=KINDS.index(kind))

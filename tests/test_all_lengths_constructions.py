@@ -151,6 +151,7 @@ def _hard_rows(model, g, item, strings, n):
     raise AssertionError(kind)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [2, 3, 5, 7])
 def test_bounds_dominate_the_true_soft_errors(proved, n):
     checked = set()
@@ -249,6 +250,7 @@ def _lookup_coef(c):
     return dataclasses.replace(m, layers=tuple(layers))
 
 
+@pytest.mark.slow
 def test_lowered_lookup_temperature_moves_n0_then_fails_at_a_named_length():
     """β = c·N⁴·log N: the closed form (N − 1)·N^(−c·N³/((N−1)(N+1)²)) needs c > 1 in the
     limit; with c = 1.5 it holds from N0 = 22 on (z3 proves n ≤ 21), with c = 1.2 only

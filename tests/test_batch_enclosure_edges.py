@@ -405,6 +405,7 @@ MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("build", list(MODELS.values()), ids=list(MODELS))
 def test_whole_models_enclose_the_arb_logit(build):
     model = build()

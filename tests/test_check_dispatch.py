@@ -57,6 +57,7 @@ FILES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", list(FILES))
 def test_check_accepts_every_certificate_kind(certs, which, capsys):
     d, codes = certs
@@ -110,6 +111,7 @@ def test_unknown_format_is_bad_input(tmp_path, capsys):
     assert code == 2 and "something-else" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_check_report_directory_names_each_file_and_a_tampered_one(tmp_path, capsys):
     d = tmp_path / "r"
     rep = attncert.report(

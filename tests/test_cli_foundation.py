@@ -212,6 +212,7 @@ def test_usage_errors_exit_2(capsys):
         assert f"attncert {argv[0]}: error:" in err and "--help" in err
 
 
+@pytest.mark.slow
 def test_real_entry_point_prints_no_traceback(tmp_path):
     """Through a real process: bad files and bad strings give exit 2 and one stderr line."""
     files = _bad_files(tmp_path)
@@ -235,6 +236,7 @@ def test_real_entry_point_prints_no_traceback(tmp_path):
         assert command in proc.stdout
 
 
+@pytest.mark.slow
 def test_broken_pipe_exits_quietly():
     """`attncert … | head`: the reader closes the pipe early; no traceback, status 141."""
     import subprocess

@@ -197,6 +197,7 @@ _OPTIONS = [
 ]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60,
     derandomize=True,  # reproducible in the default suite; raise max_examples to hunt
@@ -210,6 +211,7 @@ def test_fuzz_numeric_options(data, workdir, capsys):
     assert_bad_input([*prefix, option, value], capsys, workdir)
 
 
+@pytest.mark.slow
 def test_real_entry_point(tmp_path):
     """Through a real process: the interpreter itself prints no traceback either."""
     import subprocess

@@ -84,6 +84,7 @@ def quick_connect(monkeypatch):
     monkeypatch.setattr(R, "CONNECT_TIMEOUT", 0.5)
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_writes_nothing(tmp_path, capsys, quick_connect):
     address = f"tcp://127.0.0.1:{closed_port()}"
     new = tmp_path / "new" / "report"

@@ -46,6 +46,7 @@ def _exhaustive(name: str, regime: str, short: int, long: int):
     return model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "regime"), CASES)
 def test_library_all_short_strings(name, regime):
     """The constructions (Theorem 12, Theorem 13, Theorem 15, Theorem 16, Theorem 20,
@@ -60,6 +61,7 @@ def test_library_all_strings_up_to_10(name, regime):
     _exhaustive(name, regime, 10, 8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "regime"), CASES)
 def test_library_sampled_long_strings(name, regime):
     nf = LIBRARY[name]

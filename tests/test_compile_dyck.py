@@ -117,6 +117,7 @@ def _check_outputs(model: Model, words: list[str], k: int = 2) -> None:
         assert bool(tr.accept[b]) == lang.contains(w), w
 
 
+@pytest.mark.slow
 def test_exact_evaluator_decides_dyck2_and_matches_the_program(hard):
     """Exact rational forward pass: the decision and every position's (out, ok)."""
     lang = Dyck(2)
@@ -139,6 +140,7 @@ def test_average_hard_model_agrees_with_the_program_on_all_short_strings(hard, m
         _check_outputs(hard, _strings(ALPHABET, n))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("k", "max_len"), [(1, 10), (3, 5)])
 def test_other_k(k, max_len):
     model = dyck_program_model(k)
@@ -147,6 +149,7 @@ def test_other_k(k, max_len):
         _check_outputs(model, _strings(alphabet, n), k)
 
 
+@pytest.mark.slow
 def test_program_model_is_uniform_tieless_with_gap_one(hard):
     """The hypothesis of Theorem 26, checked exactly on every input of length ≤ 5: each
     head uniform or with a unique maximum; the smallest gap is 1 (the integer scores)."""
@@ -216,6 +219,7 @@ def test_swapped_bracket_types_are_caught(hard):
     assert bool(acc[0]) and not bool(acc[1])
 
 
+@pytest.mark.slow
 def test_short_inputs_decide_each_input_once_and_as_brute_force_does(hard, soft):
     """``short_inputs`` (the all-length proof's check below N₀) takes the decisions the
     tieless enumeration recorded: on the program, a bracket-swapped one and one whose tie

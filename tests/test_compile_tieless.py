@@ -33,6 +33,7 @@ def _hard(name: str, regime: str = "unbounded"):
     return to_average_hard(compile_formula(nf.formula, regime=regime, alphabet=nf.alphabet)), nf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["previous-symbol", "since", "parity", "dyck1"])
 def test_compiled_unbounded_models_are_uniform_tieless(name):
     hard, nf = _hard(name)
@@ -104,6 +105,7 @@ def test_refusals():
         check_uniform_tieless(zoo_model("ones_star"), 30)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["previous-symbol", "parity", "dyck1"])
 def test_theorem_26_soft_model_matches_hard_model(name):
     hard, nf = _hard(name)

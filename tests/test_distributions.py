@@ -153,6 +153,7 @@ def _worst_violation(dist, ctx: dict[str, Counter], law) -> float:
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist,size", [(P, 6000), (DY, 6000)])
 def test_sampled_words_match_exact_next_symbol_probabilities(dist, size):
     words = dist.sample(np.random.default_rng(12345), size)

@@ -63,6 +63,7 @@ def _all_cases(n_max, free_symbols=("", "1", "0")):
                     yield rho, tuple(sorted({fixed_pos[0], *free[:1]}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", [Majority(), FirstLast()], ids=lambda x: x.name)
 def test_separating_pairs_match_brute_force(lang):
     """Exact on every restriction and every S for n ≤ 6 (and single-symbol free sets):
@@ -104,6 +105,7 @@ def test_majority_pair_at_large_n_is_fast_and_valid():
     assert all(a[u] == b[u] for u in S) and rho.compatible(a) and rho.compatible(b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "lang", [Majority(), FirstLast(), language("parity")], ids=lambda x: x.name
 )

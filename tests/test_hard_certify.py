@@ -56,6 +56,7 @@ def _certify(model, n, lang, method):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize(
     "case", CASES, ids=lambda c: f"L{c[0]}H{c[1]}d{c[2]}-{c[3]}-{c[4]}-s{c[5]}-n{c[6]}"
@@ -130,6 +131,7 @@ def test_every_layer_table_matches_exact_evaluation(method):
                     assert _q(mid) - _q(rad) <= want[c] <= _q(mid) + _q(rad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang,alphabet", [("dyck1", "()"), ("dyck2", "()[]")])
 @pytest.mark.parametrize("n", [6, 9, 12, 40])
 def test_dyck_pair_is_balanced_and_unbalanced(n, lang, alphabet):
@@ -172,6 +174,7 @@ def test_recognizable_languages_get_consistent_certificates(name, lang, n):
     )
 
 
+@pytest.mark.slow
 def test_large_n_certificate_has_few_dependencies():
     model = random_model(2, 2, 16, seed=0)
     cert = certify(model, n=512, language="parity")
@@ -193,6 +196,7 @@ def test_softmax_models_are_refused():
         certify(random_model(1, 1, 4, kind="softmax"), n=8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_top_k_encodings_are_confirmed_by_brute_force(k, seed):
@@ -204,6 +208,7 @@ def test_top_k_encodings_are_confirmed_by_brute_force(k, seed):
     assert confirm_by_enumeration(model, cert).decision_is_function
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["leftmost", "rightmost", "average"])
 def test_every_length_up_to_14(kind):
     """Every n = 1 … 14 (including the degenerate ones), brute force confirms."""

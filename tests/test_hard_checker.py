@@ -216,6 +216,7 @@ def test_cli_certify_check_exit_codes(tmp_path, capsys, model, cert):
     assert main(["certify", str(mpath), "--language", "klingon"]) == 2
 
 
+@pytest.mark.slow
 def test_cli_certify_bundled_default_runs_without_files():
     proc = subprocess.run(
         [sys.executable, "-m", "attncert.cli.main", "certify", "--n", "64"],

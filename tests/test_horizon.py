@@ -48,6 +48,7 @@ def test_the_first_failure_is_found_exactly(delta, gamma):
     assert r.proved[0] == (1, n_star - 1)
 
 
+@pytest.mark.slow
 def test_an_infinite_interval_refutes_from_the_first_failure_on():
     out = verify_lengths(first_symbol_model(3.0), "first_last", 1, None, time_limit=120)
     r = out.report
@@ -55,6 +56,7 @@ def test_an_infinite_interval_refutes_from_the_first_failure_on():
     assert r.refuted[-1][1] is None  # every length from 22 on has a misclassified string
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "model",
     [first_symbol_model(2.0, temperature="log"), first_symbol_model(1.0, kind="leftmost")],
@@ -83,6 +85,7 @@ def _status(report, n: int) -> str:
     return "undecided"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "model",
     [
@@ -100,6 +103,7 @@ def test_every_length_up_to_14_agrees_with_brute_force(model):
         assert _status(r, n) == ("proved" if _brute(model, n) else "refuted"), n
 
 
+@pytest.mark.slow
 def test_an_imported_torch_model_agrees_with_torch_on_every_length_up_to_14():
     """A tiny PyTorch encoder (one softmax head that reads position 1 through a [i = 1]
     key, as the test bed): the horizon at every n ≤ 14 against torch's own forward pass."""
@@ -156,6 +160,7 @@ def _leaf(data, kind, claim=None):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "edit", "claim", "where"),
     [
@@ -260,6 +265,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys):
         assert expect in capsys.readouterr().err, argv
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_horizon_and_a_run_length_witness(tmp_path, capsys):
     path = tmp_path / "m.json"
     save_model(first_symbol_model(5.0), path)  # n* = ⌊e⁵⌋ + 2 = 150

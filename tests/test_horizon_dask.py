@@ -77,6 +77,7 @@ def test_chunks_cover_the_lengths_exactly_and_do_not_depend_on_the_run():
         plan_chunks(5, 4, 8)
 
 
+@pytest.mark.slow
 def test_merged_certificate_is_accepted_with_the_one_piece_summary(runs):
     chunked, _ = runs
     n_star = first_failure(math.log(4094.5))

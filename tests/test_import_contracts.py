@@ -49,6 +49,7 @@ def test_the_contracts_hold_on_the_code():
     assert not _broken(report), _broken(report)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("importer", "imported", "contract"),
     [

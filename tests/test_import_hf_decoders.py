@@ -310,6 +310,7 @@ def _compare_all(case, lengths=LENGTHS):
     return model, worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_imported_decoder_agrees_with_transformers(case):
     model, worst = _compare_all(case)

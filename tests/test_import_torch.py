@@ -175,6 +175,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("norm_first", "final_norm", "activation", "mask_mode", "batch_first", "dtype", "fast", "pos"),
     CASES,

@@ -119,6 +119,7 @@ def _worst(tl, model, lengths=LENGTHS, seed=0, count=3):
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_imported_model_agrees_with_transformer_lens(case):
     tl = _build(case)

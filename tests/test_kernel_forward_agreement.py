@@ -105,6 +105,7 @@ def _with_readout(model, **change):
     return dataclasses.replace(model, readout=dataclasses.replace(model.readout, **change))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("position", ["last", "first", "mean"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_decisions_within_one_rounding_of_zero_equal_the_exact_ones(name, position):

@@ -280,6 +280,7 @@ def _mean_instance(seed: int):
     return model, cert, strings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 2, 7])
 def test_a_mean_readout_claim_is_checked_against_every_completion(seed):
     model, cert, strings = _mean_instance(seed)

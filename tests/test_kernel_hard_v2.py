@@ -33,6 +33,7 @@ VARIANTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", range(len(VARIANTS)))
 @pytest.mark.parametrize("seed", [0, 5])
 def test_certificates_on_layernorm_gelu_models_agree_with_brute_force(seed, variant):
@@ -103,6 +104,7 @@ MUTATIONS = {
 }
 
 
+@pytest.mark.slow
 def test_mutating_layernorm_or_gelu_weights_is_rejected():
     m = harden(v2_model(5, activation="gelu", readout="last"))
     cert = certify(m, n=10, language="parity")

@@ -55,6 +55,7 @@ def _holds(outputs: dict[str, list], i: int, deps: tuple[int, ...]) -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["fast", "slow"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_accepted_dependency_claims_are_true_by_brute_force(name, path, monkeypatch):
@@ -127,6 +128,7 @@ LEVEL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["fast", "slow"])
 @pytest.mark.parametrize("name", list(LEVEL))
 def test_claims_under_exact_non_structural_ties_against_brute_force(name, path, monkeypatch):
@@ -177,6 +179,7 @@ def test_claims_under_exact_non_structural_ties_against_brute_force(name, path, 
     assert rejected > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["fast", "slow"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_the_checkers_decision_tables_equal_the_exact_forward_pass(name, path, monkeypatch):

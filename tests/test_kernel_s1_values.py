@@ -45,6 +45,7 @@ def _close(text: str, value: float) -> bool:
     return float(text) == pytest.approx(value, rel=6e-4)
 
 
+@pytest.mark.slow
 def test_every_stage_number_is_the_formula_on_the_certificate(instance):
     model, cert, st = instance
     n = cert.n

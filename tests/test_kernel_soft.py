@@ -161,6 +161,7 @@ def test_json_round_trip(tmp_path, outcome):
     ],
     ids=lambda x: x if isinstance(x, str) else "",
 )
+@pytest.mark.slow
 def test_every_edited_field_is_rejected_with_a_reason(cert, edit, claim, match):
     data = copy.deepcopy(cert)
     edit(data)
@@ -257,6 +258,7 @@ def test_importing_the_kernel_loads_no_search_or_solver():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_dyck_certificate_with_the_bracket_type_floor(tmp_path):
     m = zoo_model("soft_dyck2_lm")
     out = certify_soft(m, 12)

@@ -112,6 +112,7 @@ def _free_count(model, wanted: int) -> int:
     return min(wanted, int(np.floor(np.log(1024) / np.log(k) + 1e-9)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_the_affine_range_contains_every_completion(name):
     model = MODELS[name]()
@@ -129,6 +130,7 @@ def test_the_affine_range_contains_every_completion_sweep(name):
             assert exhaustive
 
 
+@pytest.mark.slow
 def test_the_range_is_tight_where_the_model_is_near_constant():
     m = zoo_model("trained_parity")
     base = "1" * 200
@@ -185,6 +187,7 @@ def parity_restriction():
     return m, found
 
 
+@pytest.mark.slow
 def test_a_search_on_the_trained_parity_model_frees_many_positions(parity_restriction):
     m, found = parity_restriction
     assert found.free >= 16 and found.decision is True and found.z_lo > 0
@@ -204,6 +207,7 @@ def affine_cert():
     return m, data
 
 
+@pytest.mark.slow
 def test_the_kernel_re_derives_an_affine_restriction(affine_cert):
     m, data = affine_cert
     rep = K.check(data, m)

@@ -21,6 +21,7 @@ def _mean(model):
     return dataclasses.replace(model, readout=dataclasses.replace(model.readout, position="mean"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "step"), [(40, 5), (64, 8)])
 def test_a_mean_readout_range_contains_every_completion_and_is_tight(n, step):
     model = _mean(zoo_model("trained_parity"))

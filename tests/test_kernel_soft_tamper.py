@@ -105,6 +105,7 @@ def cert():
     return out.certificate.to_dict()
 
 
+@pytest.mark.slow
 def test_every_edit_names_its_claim_field_and_reason(cert):
     assert len(EDITS) == len(EXPECTED)
     model = zoo_model("soft_parity_lm")
@@ -226,6 +227,7 @@ def test_a_readout_functional_is_checked(cert):
         z_range({"z_range": 3}, "restriction")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("position", ["mean", "first"])
 def test_a_readout_without_a_readout_symbol_has_one_sensitivity_entry(position):
     """A mean readout, or one at BOS, reads no input symbol: the sensitivity claim has a
@@ -257,6 +259,7 @@ def test_a_per_symbol_bound_below_the_rederived_one_is_not_sound(cert):
     assert re.fullmatch(r"claimed bound \S+ is not sound: re-derived \S+", f.reason), f.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lp", [True, False])
 def test_one_shared_propagation_serves_every_readout_symbol_after_a_final_norm(lp):
     """With a final LayerNorm the readout back-substitution does not apply: one propagation

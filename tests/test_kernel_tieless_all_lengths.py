@@ -82,6 +82,7 @@ def _with_coef(model, coef: float):
 # ----- the certificate ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_dyck2_simulation_is_certified_from_three_tokens_on(cert, soft) -> None:
     r = K.check(cert, soft)
     assert r.accepted, r.failures
@@ -93,6 +94,7 @@ def test_dyck2_simulation_is_certified_from_three_tokens_on(cert, soft) -> None:
     assert cert["hypotheses_derived"] is False and r.derived is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["stated", "derived"])
 @pytest.mark.parametrize("big_n", [3, 4, 5, 8, 17, 64, 1025, 10**6])
 def test_majorant_dominates_the_per_length_recursion(
@@ -295,6 +297,7 @@ def test_malformed_certificates_are_refused(cert, soft) -> None:
 # ----- the artifact --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_committed_artifact_states_the_all_length_fact_and_its_hypotheses() -> None:
     r = check_artifact(ART, NAME)
     assert r.ok, r.reasons
@@ -314,6 +317,7 @@ def _rehash(art: Path) -> None:
     mpath.write_text(json.dumps(m, indent=1) + "\n")
 
 
+@pytest.mark.slow
 def test_artifact_tampering_reaches_the_kernel(tmp_path: Path) -> None:
     art = tmp_path / "a"
     shutil.copytree(ART, art)
@@ -328,6 +332,7 @@ def test_artifact_tampering_reaches_the_kernel(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_artifact_refuses_a_tail_that_leaves_lengths_uncovered(tmp_path: Path, hard) -> None:
     """N₀ beyond the enumerated lengths: a valid tail that covers nothing in between."""
     art = tmp_path / "a"
@@ -364,6 +369,7 @@ def test_save_load_roundtrip_keeps_the_certificate_valid(tmp_path: Path, cert, s
 # ----- the CLI -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_proves_the_dyck2_program_at_every_length(capsys) -> None:
     from attncert.cli.main import main
 
@@ -420,6 +426,7 @@ def test_a_lowered_beta_is_diagnosed_first_failing_length_and_counterexample() -
     assert "a counterexample" in d.note
 
 
+@pytest.mark.slow
 def test_cli_refutes_a_simulation_whose_temperature_is_too_low(tmp_path, capsys) -> None:
     from attncert.cli.main import main
 

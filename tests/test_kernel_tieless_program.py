@@ -211,6 +211,7 @@ def test_models_outside_the_rules_are_refused() -> None:
     assert "LayerNorm" in _refused(zoo_model("trained_first_last"))
 
 
+@pytest.mark.slow
 def test_symbolic_run_equals_the_exact_forward_pass_for_dyck3() -> None:
     hard = dyck_program_model(3)
     sym = symbolic_run(hard)[0]
@@ -243,6 +244,7 @@ def test_an_argmax_term_without_the_factor_n_is_refused(hard) -> None:
     assert _refused(_edit(hard, edit)) == "L3H0: its scores fit neither ARG-A nor ARG-B"
 
 
+@pytest.mark.slow
 def test_a_lookup_whose_gap_shrinks_with_i_is_refused(hard) -> None:
     """Theorem 20b's lookup with keys i, i² instead of n·i, n·i²: the scores are
     (3/(i − 1))·(2(C + 1)j − j²), a gap 3/(i − 1) < 1 for i > 4 — ARG-B must refuse (its

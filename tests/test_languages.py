@@ -100,6 +100,7 @@ def test_anbn_matches_definition():
         lang.as_dfa()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("k", "maxlen"), [(1, 12), (2, 8), (3, 6)])
 def test_dyck_matches_pair_deletion(k, maxlen):
     lang = Dyck(k)

@@ -6,6 +6,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from logic_strategies import formulas
@@ -86,6 +87,7 @@ def test_interpreter_matches_definitions(f, letters):
     assert evaluate(f, w) == tuple(naive(f, w, i) for i in range(1, len(w) + 1))
 
 
+@pytest.mark.slow
 def test_parity_majority_dyck_against_direct_definitions():
     parity = LIBRARY["parity"].formula
     parity_np = LIBRARY["parity-nopred"].formula
@@ -102,6 +104,7 @@ def test_parity_majority_dyck_against_direct_definitions():
         assert holds(f, w) == dyck.contains(w)
 
 
+@pytest.mark.slow
 def test_flip_flop_and_ngrams_direct():
     ff = LIBRARY["flip-flop"].formula
     for w in words("01xy", 6):

@@ -18,6 +18,7 @@ __implements__ = (
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(formulas("ab()01", max_leaves=12))
 def test_print_parse_round_trip(f):

@@ -61,6 +61,7 @@ CONFIGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "mask", "frame"), CONFIGS)
 def test_exact_and_float_agree_on_random_models(kind, mask, frame):
     bos = "^" if frame != "none" else None
@@ -147,6 +148,7 @@ def expected_choice(tokens_is1: list[int], kind: str, mask: Mask, i: int) -> tup
     return {"leftmost": (maxima[0],), "rightmost": (maxima[-1],), "average": tuple(maxima)}[kind]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["leftmost", "rightmost", "average"])
 @pytest.mark.parametrize("mask", list(Mask))
 @pytest.mark.parametrize("bos", [None, "^"])

@@ -110,6 +110,7 @@ def _reference_logits(model, strings: list[str]) -> np.ndarray:
     return np.array(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pos", "norm", "mlp", "par"), KINDS)
 def test_every_evaluator_agrees_on_every_kind(pos, norm, mlp, par):
     m = random_decoder(2, 2, 8, positions=pos, norm=norm, mlp=mlp, parallel=par, seed=3)
@@ -276,6 +277,7 @@ def test_verify_interval_contains_brute_force_on_every_scheme():
         assert out.check.undecided == 0 and out.check.right == right  # exhaustive at n = 8
 
 
+@pytest.mark.slow
 def test_hard_certificate_on_a_nope_rmsnorm_swiglu_model_against_brute_force():
     """Theorem 1 on a hardened NoPE decoder with RMSNorm, SwiGLU and a parallel layer: the
     kernel accepts, and every completion of ρ_L decides as the certificate says (its
@@ -307,6 +309,7 @@ def test_hard_certificate_on_a_nope_rmsnorm_swiglu_model_against_brute_force():
     assert any(bool(g) != parity.contains(x) for g, x in zip(got, bad.strings, strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pos", ["rope", "alibi"])
 @pytest.mark.parametrize("kind", ["leftmost", "average"])
 def test_hard_certificates_for_positional_scores_against_brute_force(pos, kind):
@@ -321,6 +324,7 @@ def test_hard_certificates_for_positional_scores_against_brute_force(pos, kind):
     assert confirm_by_enumeration(m, cert, language("parity")).decision_is_function
 
 
+@pytest.mark.slow
 def test_edited_positional_parameters_are_re_derived_by_the_kernel():
     """A certificate checked against the model with its rotary base or ALiBi slope edited:
     rejected by the hash; with the hash forced to the edited model's, the kernel

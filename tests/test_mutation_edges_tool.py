@@ -267,6 +267,7 @@ DRIVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_fork_runner_reports_killed_survived_timeout_and_crash(tmp_path):
     (tmp_path / "toymod.py").write_text(RUNNER_MODULE)
     (tmp_path / "test_toy.py").write_text(RUNNER_TESTS)

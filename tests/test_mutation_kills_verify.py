@@ -121,7 +121,9 @@ def test_a_bound_leaf_on_a_version_3_model_is_re_derived(method):
         ("bound", "nodes[0].leaf.z_range"),
         ("bound", "nodes[0].leaf.decision"),
     )
-    assert f.reason.startswith(("claimed [1.0, 2.0] is not sound: re-derived [", "the re-derived range ["))
+    assert f.reason.startswith(
+        ("claimed [1.0, 2.0] is not sound: re-derived [", "the re-derived range [")
+    )
 
 
 def test_an_affine_leaf_beyond_the_method_s_budget_is_refused_naming_why():

@@ -44,6 +44,7 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_plugin_passes_on_good_certificates(project: Path) -> None:
     proc = _pytest(project, "--attncert-proofs", "proofs")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -53,6 +54,7 @@ def test_plugin_passes_on_good_certificates(project: Path) -> None:
     assert "3 passed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_plugin_fails_on_a_broken_certificate(project: Path) -> None:
     cert = project / "proofs" / ARTIFACTS[1] / "certificate.json"
     data = json.loads(cert.read_text())
@@ -70,6 +72,7 @@ def test_plugin_fails_on_a_broken_certificate(project: Path) -> None:
     assert "checker rejected certificate.json" in proc.stdout
 
 
+@pytest.mark.slow
 def test_plugin_fails_on_a_deleted_artifact_and_selects_by_marker(project: Path) -> None:
     shutil.rmtree(project / "proofs" / ARTIFACTS[0])
     (project / "test_user.py").write_text("def test_user():\n    assert True\n")
@@ -80,6 +83,7 @@ def test_plugin_fails_on_a_deleted_artifact_and_selects_by_marker(project: Path)
     assert "test_user" not in proc.stdout.split("short test summary")[-1]
 
 
+@pytest.mark.slow
 def test_plugin_is_inert_without_the_option(project: Path) -> None:
     (project / "test_user.py").write_text("def test_user():\n    assert True\n")
     proc = _pytest(project)

@@ -30,6 +30,7 @@ def test_catalog_is_committed() -> None:
         assert (PROOFS / spec.path / "manifest.json").is_file(), spec.path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CHEAP)
 def test_regeneration_reproduces_committed_bytes(tmp_path: Path, path: str) -> None:
     written, skipped = regenerate(tmp_path, only=[path])
@@ -44,6 +45,7 @@ def test_regeneration_reproduces_committed_bytes(tmp_path: Path, path: str) -> N
     assert check_tree(tmp_path).ok
 
 
+@pytest.mark.slow
 def test_regenerate_cli_and_module(tmp_path: Path, capsys) -> None:
     only = "hahn2020/theorem1/anbn"
     assert main(["proofs", "regenerate", str(tmp_path / "a"), "--only", only]) == 0

@@ -85,6 +85,7 @@ def _reasons(art: Path) -> str:
 # ----- the committed artifact ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_committed_artifact_verifies(committed) -> None:
     assert committed.ok, committed.reasons
     assert committed.kind == "tieless_simulation"
@@ -132,6 +133,7 @@ def test_soft_model_agrees_with_dyck2_on_all_short_strings_by_brute_force() -> N
     assert members == 10
 
 
+@pytest.mark.slow
 def test_the_checker_loads_no_solver_and_no_search() -> None:
     code = (
         "import sys; from attncert.proofcheck import check_artifact;"
@@ -147,6 +149,7 @@ def test_the_checker_loads_no_solver_and_no_search() -> None:
 # ----- mutations -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lowered_beta_is_rejected_at_the_length_it_breaks(art: Path) -> None:
     """β(N) = 15·log N instead of 20.59375·log N: the bound no longer beats the margin at
     n = 1 (N = 2, β ≈ 10.4) although the weights are unchanged."""
@@ -199,6 +202,7 @@ def test_dropping_the_tie_break_in_both_models_is_a_tie(art: Path) -> None:
     assert "is not model.json with softmax heads" not in text  # a consistent edit
 
 
+@pytest.mark.slow
 def test_consistent_change_that_breaks_the_language_is_rejected(art: Path) -> None:
     """Readout bias −½ → +½ in both models: still tieless with margin ½, but it accepts
     everything, so the exact decision on '(' contradicts Dyck-2."""
@@ -216,6 +220,7 @@ def test_consistent_change_that_breaks_the_language_is_rejected(art: Path) -> No
     assert "tieless" not in text.replace("tieless_simulation", "")
 
 
+@pytest.mark.slow
 def test_edited_recorded_gap_is_rejected(art: Path) -> None:
     _edit_json(art, "proof.json", lambda d: d["lengths"][3]["gaps"].__setitem__("2.0", "2"))
     _rehash(art)
@@ -225,6 +230,7 @@ def test_edited_recorded_gap_is_rejected(art: Path) -> None:
     ) in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
@@ -238,6 +244,7 @@ def test_edited_error_bound_is_rejected(art: Path, value: str, reason: str) -> N
     assert f"proof.json: lengths[n = 4].error_bound: {reason}" in _reasons(art)
 
 
+@pytest.mark.slow
 def test_edited_activation_bound_and_margin_are_rejected(art: Path) -> None:
     def edit(d):
         d["lengths"][2]["activation_bound"] = "63"
@@ -349,12 +356,14 @@ def test_committed_models_are_the_zoo_models() -> None:
         )
 
 
+@pytest.mark.slow
 def test_edited_uniform_heads_record_is_rejected(art: Path) -> None:
     _edit_json(art, "proof.json", lambda d: d["uniform_heads"].append("3.0"))
     _rehash(art)
     assert "proof.json: uniform_heads is ['0.0', '0.1', '0.2', '3.0']" in _reasons(art)
 
 
+@pytest.mark.slow
 def test_edited_expected_string_count_is_rejected(art: Path) -> None:
     _edit_json(art, "manifest.json", lambda d: d["expect"].__setitem__("strings", 341))
     assert "manifest.json: expect.strings is 341, recomputed 340" in _reasons(art)

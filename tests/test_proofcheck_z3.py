@@ -31,6 +31,7 @@ def _rehash(art: Path) -> None:
     (art / "manifest.json").write_text(json.dumps(m, indent=1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [SINCE, PARITY])
 def test_committed_z3_artifacts_pass(name):
     r = check_artifact(ROOT / name, name)

@@ -60,6 +60,7 @@ def _proved_decomposed(name: str, regime: str, max_len: int) -> None:
     assert res.exit_code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "regime"), TEMPERATURE)
 def test_library_proved_up_to_12(name, regime):
     """Yang et al.'s constructions on concrete models (Theorem 12, Theorem 13, Theorem 15,
@@ -212,6 +213,7 @@ def test_unknown_when_neither_proof_nor_counterexample():
     assert res.verdict == "proved" and res.by_n(7).method == "enumeration"
 
 
+@pytest.mark.slow
 def test_tieless_gap_per_length_matches_the_construction():
     """Theorem 26's hypothesis for the average-hard since model, n ≤ 30: tieless, and the
     proved minimal gap is exactly the tie-breaking term 1/(2n) (the compiler's record)."""

@@ -46,6 +46,7 @@ def _agree(name, regime, k):
     return res
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(LIBRARY))
 def test_verdicts_match_enumeration(name):
     _agree(name, "temperature", BUDGET[len(LIBRARY[name].alphabet)])
@@ -169,6 +170,7 @@ def test_decision_list_and_staircase_vs_brute_force(seed):
         assert mpmath.mpf(int(bound.p)) / int(bound.q) >= worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["since", "previous-symbol", "parity", "majority", "ngram"])
 def test_tieless_check_vs_exact_enumeration(name):
     nf = LIBRARY[name]

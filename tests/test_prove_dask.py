@@ -43,6 +43,7 @@ def _same(a, b):
     ]
 
 
+@pytest.mark.slow
 def test_lengths_on_an_existing_cluster_match_the_local_driver(cluster):
     lc, _ = cluster
     m = compile_formula("Q_a S Q_b", alphabet="abc")
@@ -84,6 +85,7 @@ def test_iter_lengths_streams_in_submission_order_with_bounded_in_flight(cluster
     assert all(r.cross_check == "agree" for r in got if r.n <= 3)  # enumeration agrees
 
 
+@pytest.mark.slow
 def test_embedded_local_cluster_and_the_cli(tmp_path, capsys):
     from attncert.cli.main import main
 

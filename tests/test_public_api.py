@@ -82,6 +82,7 @@ def test_import_stays_cheap():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_every_zoo_entry_has_a_description(capsys):
     """``attncert zoo list`` describes every built-in model (issue 19), without changing
     any model's content hash (descriptions live beside the zoo, not in the model)."""

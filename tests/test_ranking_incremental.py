@@ -17,6 +17,7 @@ from attncert.model import random_model
 CHAIN = [{}, {0: "1", 7: "0"}, {40: "1", 41: "1", 50: "0"}, {i: "0" for i in range(60, 90, 3)}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("layers", "heads", "seed", "mask", "kind"),
     [

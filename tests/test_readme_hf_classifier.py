@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from lazy_import import lazy_importorskip
 
 from attncert.model import forward
@@ -31,6 +32,7 @@ def _block() -> str:
     return block.split(REPORT_LINE, 1)[0]
 
 
+@pytest.mark.slow
 def test_readme_classifier_decides_every_short_string_as_transformers():
     ns: dict = {}
     exec(compile(_block(), "README.md", "exec"), ns)

@@ -110,6 +110,7 @@ def reports(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_report_page_has_every_section_with_its_verdict(reports, name):
     if name not in reports:
@@ -203,6 +204,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys):
     assert code == 2 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_resumption_skips_finished_cells(tmp_path, capsys):
     d = tmp_path / "r"
     # PARITY, as the command below without MODEL (the bundled demo) takes it
@@ -246,6 +248,7 @@ def test_resumption_skips_finished_cells(tmp_path, capsys):
     assert code == 1 and out.rstrip().endswith("verdict: REFUTED") and "problem" not in out
 
 
+@pytest.mark.slow
 def test_a_failing_cell_is_reported_in_its_section(tmp_path, monkeypatch):
     def boom(spec, model, source):
         raise RuntimeError("planted failure")
@@ -266,6 +269,7 @@ def test_a_failing_cell_is_reported_in_its_section(tmp_path, monkeypatch):
     assert again.ran == 1 and again.complete
 
 
+@pytest.mark.slow
 def test_cell_time_limit_is_enforced_in_process(tmp_path, monkeypatch):
     def slow(spec, model, source):
         time.sleep(30)
@@ -281,6 +285,7 @@ def test_cell_time_limit_is_enforced_in_process(tmp_path, monkeypatch):
     assert rep.section("harden").verdict == "MEASURED"  # the other cells still ran
 
 
+@pytest.mark.slow
 def test_python_api_values():
     rep = attncert.report("zoo:trained_hard_first_last", **FAST)
     with pytest.raises(AttributeError):
@@ -421,6 +426,7 @@ def test_page_renders_in_headless_chromium_without_console_errors(tmp_path):
     assert any("CONSOLE" in line and "planted" in line for line in bad.stderr.splitlines())
 
 
+@pytest.mark.slow
 def test_certificates_of_a_model_file_name_the_report_copy(reports):
     from attncert.report.recheck import check_report
 

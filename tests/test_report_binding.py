@@ -46,6 +46,7 @@ def _reseal(d: Path, rel: str) -> None:
     (d / "report-manifest.json").write_text(json.dumps(m))
 
 
+@pytest.mark.slow
 def test_a_sealed_report_checks_with_the_kernel_s_verdicts(sealed, capsys):
     d, rep = sealed
     rc = check_report(d)
@@ -67,6 +68,7 @@ def test_check_on_a_verify_tree_prints_the_verify_verdict(sealed, capsys):
     assert code == 1 and out.startswith("REFUTED") and "proved wrong" in out
 
 
+@pytest.mark.slow
 def test_an_edited_page_is_refused_naming_it_even_with_its_hash_updated(copy, capsys):
     page = copy / "index.html"
     text = page.read_text()
@@ -155,6 +157,7 @@ def test_a_report_whose_cells_all_failed_is_undecided(tmp_path, monkeypatch, cap
     assert code == 3 and "verdict: UNDECIDED" in out and "CERTIFIED" not in out
 
 
+@pytest.mark.slow
 def test_the_report_rebinds_an_edited_cell_it_resumes(sealed, tmp_path):
     """The report never trusts a cell file it did not just re-check: a resumed cell whose
     verdict was edited gets the kernel's verdict back."""
@@ -173,6 +176,7 @@ def test_the_report_rebinds_an_edited_cell_it_resumes(sealed, tmp_path):
     assert check_report(d).problems == ()
 
 
+@pytest.mark.slow
 def test_a_rerun_with_other_lengths_leaves_no_stale_file(sealed, tmp_path, capsys):
     d = tmp_path / "r"
     shutil.copytree(sealed[0], d)

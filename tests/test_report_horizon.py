@@ -54,6 +54,7 @@ def horizon(rep):
     return rep.cells["horizon-n8"]
 
 
+@pytest.mark.slow
 def test_the_known_first_failure_is_certified_with_its_witness(bed):
     rep, d = bed
     star = first_failure(DELTA)
@@ -134,6 +135,7 @@ def test_one_plot_band_first_refuted_and_points(bed):
     assert page.count("<svg") == len(rep.plots)
 
 
+@pytest.mark.slow
 def test_check_dir_re_derives_the_horizon(bed):
     _, d = bed
     rc = check_report(d)
@@ -333,6 +335,7 @@ def test_parse_span_takes_both_forms():
     assert sample_lengths(5, 7) == [5, 7] and sample_lengths(1, None)[-1] == 4096
 
 
+@pytest.mark.slow
 def test_right_at_every_length_over_an_unbounded_range(tmp_path):
     """A leftmost-hard head on position 1 is right at every n: over [1, ∞] the cell, bound
     to its certificate by the kernel, is CERTIFIED, the section and the summary say so, and
@@ -357,6 +360,7 @@ def test_right_at_every_length_over_an_unbounded_range(tmp_path):
     assert not LEAKS.search(json.dumps([js["summary"], js["sections"]], ensure_ascii=False))
 
 
+@pytest.mark.slow
 def test_a_search_that_overruns_is_cut_and_the_report_still_completes(monkeypatch, tmp_path):
     """One bound can take longer than the search's own time limit: search and check are cut
     at 0.6 of the cell's limit by a timer (the cell's own timer re-armed after); the cell is

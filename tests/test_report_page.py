@@ -145,6 +145,7 @@ LEAKS = re.compile(r"\b(None|nan|NaN|inf)\b")
 # ----- 1. the summary ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_summary_comes_first_everywhere_and_is_the_same(pages):
     for name, rep in pages.items():
         d = Path(rep.directory)
@@ -200,6 +201,7 @@ def test_a_model_proved_wrong_is_said_wrong_with_its_witness(pages):
     assert w in "".join(p.summary) and "Proved wrong" in "".join(p.summary)
 
 
+@pytest.mark.slow
 def test_the_summary_is_derived_from_the_verdicts(pages):
     """Change what the cells say and the summary changes with them: it has no verdict of
     its own."""
@@ -493,6 +495,7 @@ def test_a_cell_that_ran_out_names_the_flag(pages):
     assert "v-TIMEOUT" in again.to_html() and ".v-TIMEOUT {" in CSS
 
 
+@pytest.mark.slow
 def test_check_rebuilds_every_page_byte_for_byte(pages):
     """The pages are a function of the bound cells: ``attncert check DIR`` rebuilds them
     and finds nothing that differs (the summary, budgets and marks included)."""

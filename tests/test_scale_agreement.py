@@ -53,6 +53,7 @@ MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_kernel_fast_and_slow_paths_agree(name, monkeypatch):
     model = MODELS[name]()

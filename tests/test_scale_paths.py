@@ -39,6 +39,7 @@ def _models():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(14))
 def test_lean_rigorous_decision_equals_the_full_forward_pass(index):
     model = _models()[index]
@@ -71,6 +72,7 @@ def test_mask_rows_equal_the_mask_matrix():
         assert (got is None and want.all()) or np.array_equal(got, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 3, 1 << 22])
 def test_blockwise_float_forward_equals_the_trace_forward(block, monkeypatch):
     import importlib

@@ -154,6 +154,7 @@ def _check_restrictions(model, n, strings, z, rng, tries=6):
                 assert (z[k] > 0) == decision or abs(z[k]) < 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", _models_default(), ids=lambda m: m.name)
 def test_bounds_hold_on_every_string(model):
     rng = np.random.default_rng(0)

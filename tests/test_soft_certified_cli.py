@@ -47,6 +47,7 @@ def test_certify_json_side_by_side(tmp_path, capsys):
     assert main(["soft-check", str(tmp_path / "c-20.json")]) == 0
 
 
+@pytest.mark.slow
 def test_certify_table_and_pdf_plot(tmp_path, capsys):
     pdf = tmp_path / "s.pdf"
     code = main(
@@ -116,6 +117,7 @@ def test_soft_certify_and_check(tmp_path, capsys):
     assert "not sound" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_soft_certify_adversarial_parity_gets_no_free_position(capsys):
     code = main(["soft-certify", "zoo:soft_parity_ln", "--n", "10", "--time-limit", "20", "--json"])
     out = json.loads(capsys.readouterr().out)
@@ -145,6 +147,7 @@ def test_soft_certify_bad_input(capsys, argv, match):
     assert match in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_outside_lemma5_is_said(capsys):
     """dyck2_program_soft has unbounded positional features and β = 20.6·log N: the bound
     is certified at this n, but Lemma 5's hypotheses fail and the verdict says so."""
@@ -208,6 +211,7 @@ def test_the_fit_is_shown_with_its_regime():
     assert rep.as_dict()["regime"] == rep.regime()
 
 
+@pytest.mark.slow
 def test_a_propagated_bound_is_certified_not_trivial(capsys):
     code = main(
         ["sensitivity", "zoo:soft_parity", "--n", "8,16", "--certify", "--json",
@@ -221,6 +225,7 @@ def test_a_propagated_bound_is_certified_not_trivial(capsys):
     assert "not fitted (it needs at least two lengths)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_trained_model_is_paired_in_its_own_language(capsys):
     """Without --language, a trained zoo model's pair differs in the language it was trained
     on (its recipe), not in PARITY; a bracket model's in Dyck; other models' in PARITY."""

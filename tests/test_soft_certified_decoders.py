@@ -87,6 +87,7 @@ def _certificate(model, n):
     return sens, cert.to_dict()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_kernel_accepts_and_the_bound_holds_on_every_string(case):
     *kw, n = case
@@ -238,6 +239,7 @@ def files(tmp_path_factory):
     }
 
 
+@pytest.mark.slow
 def test_cli_certifies_a_rope_rmsnorm_swiglu_decoder(files, capsys):
     code = main(["sensitivity", files["rope"], "--n", "8,16", "--certify", "--json"])
     out = json.loads(capsys.readouterr().out)

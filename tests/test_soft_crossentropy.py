@@ -67,6 +67,7 @@ def test_sampled_cross_entropy_agrees_with_exact_within_its_interval():
     assert abs(samp.model_ce - exact.model_ce) <= samp.half_width
 
 
+@pytest.mark.slow
 def test_trained_parity_model_learns_short_prefixes_and_tends_to_chance():
     """Theorem 6 on the shipped model: near optimal at n = 1, near unigram chance at
     n = 256 (the gap optimum → chance is 0.096 nats at p = 1/4)."""

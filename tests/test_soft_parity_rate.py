@@ -181,6 +181,7 @@ def _one_layer_models():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", _one_layer_models(), ids=lambda m: m.name)
 def test_one_layer_bound_dominates_measured_mass(model):
     b = one_layer_mass_bound(model)

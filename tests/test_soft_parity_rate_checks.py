@@ -30,6 +30,7 @@ def checked():
     return check_parity_rate()
 
 
+@pytest.mark.slow
 def test_every_inequality_is_decided_and_only_lemma_a4_fails(checked):
     by = {r.id: r.verdict for r in checked.results}
     assert by.pop("A4.conclusion") == "refuted"

@@ -178,6 +178,7 @@ def test_bracket_models_start_from_balanced_strings():
             assert dyck.contains(s) and len(s) == n
 
 
+@pytest.mark.slow
 def test_the_search_finds_the_end_flip_on_the_trained_dyck_model():
     """Exchanging the first bracket of ()()…() moves trained_dyck1's logit by ≈ 18 at
     n = 256 (from accept to reject; the same at 1024, docs/soft-certified.md); the search
@@ -196,6 +197,7 @@ def test_the_search_finds_the_end_flip_on_the_trained_dyck_model():
     assert w.logit == pytest.approx(res.value, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_a_count_threshold_is_found_by_bisection():
     """trained_majority flips at 128 ones of 256: the threshold start is a string and one
     exchange that straddle the decision, and the search reports at least its change

@@ -204,6 +204,7 @@ def _check_sound(model: Model, n0: int, bins: int, n_max: int = 9) -> float:
 # ----------------------------------------------------------------------------- classes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("bos", "eos", "position"),
     [
@@ -270,6 +271,7 @@ def test_uniform_bound_against_brute_force(idx):
         _check_sound(model, n0, bins, n_max=8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idx", range(19))
 def test_uniform_bound_against_brute_force_sweep(idx):
     model = _models_sweep()[idx]

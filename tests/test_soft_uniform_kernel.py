@@ -207,6 +207,7 @@ CLAIM_WHERE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("label", "edit", "where", "why"), TAMPER, ids=[t[0] for t in TAMPER])
 def test_every_edit_is_rejected_naming_it(parity, label, edit, where, why):
     data = copy.deepcopy(parity)
@@ -301,6 +302,7 @@ def test_a_measured_excess_refutes_the_verdict_only_when_arb_confirms_it():
 # ----------------------------------------------------------------------------- CLI
 
 
+@pytest.mark.slow
 def test_cli_uniform(tmp_path, capsys):
     out = tmp_path / "u.json"
     argv = ["sensitivity", "zoo:soft_parity", "--n", "8,64", "--uniform", "--bins", "4"]

@@ -26,6 +26,7 @@ def cli(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_serial_sweep_prints_summary_table_and_writes_files(tmp_path, capsys):
     out, md, png = tmp_path / "r.jsonl", tmp_path / "t.md", tmp_path / "p.svg"
     args = ["sweep", "sweep_tasks:mixed", "--models", "a", "--n", "1,2", "13", "--seeds", "0", "1"]

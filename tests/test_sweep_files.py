@@ -142,6 +142,7 @@ def test_unknown_task_and_parameter_are_refused_before_anything_runs(tmp_path):
 # ----- running, resuming, partial lines ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path):
     out = tmp_path / "r.jsonl"
     cells = grid_cells("sweep_tasks:mixed", ["m"], [1, 2, 13, 17, 3], timeout=2.0)
@@ -226,6 +227,7 @@ def test_a_corrupt_line_in_the_middle_is_refused_with_its_number(tmp_path):
 # ----- the built-in tasks agree with a direct call -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_builtin_tasks_match_direct_calls(tmp_path):
     from attncert.hard.pipeline import certify
     from attncert.model import random_model, zoo_model
@@ -258,6 +260,7 @@ def test_builtin_tasks_match_direct_calls(tmp_path):
 # ----- report -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_markdown_table_and_plot_formats(tmp_path):
     out = tmp_path / "r.jsonl"
     res = run_sweep(

@@ -46,6 +46,7 @@ def report():
     return check_claims(lll_params(c=1, H=2, C=1, C_prime="1/2"))
 
 
+@pytest.mark.slow
 def test_expected_refutations(report):
     refuted = {r.claim.id for r in report.results if r.general is Verdict.REFUTED}
     assert refuted == EXPECTED_REFUTED

@@ -187,6 +187,7 @@ def test_solve_for_missing_parameter_exactly():
 # --- CLI ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_lll_exit_codes_and_json(capsys):
     argv = ["lll", "--c", "1", "--H", "2", "--C", "1", "--C-prime", "0.5"]
     assert main(argv) == 1  # e.g. the supplement's suggested choice gives η = 0 here

@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from attncert.proofcheck.results import RESULTS
 from attncert.proofcheck.traceability import main, problems, render, scan
 
@@ -17,6 +19,7 @@ def _row(text: str, label: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(f"| {label} |"))
 
 
+@pytest.mark.slow
 def test_generated_file_is_up_to_date() -> None:
     current = (REPO / "docs" / "traceability.md").read_text(encoding="utf-8")
     assert current == render(REPO), (

@@ -139,6 +139,7 @@ def test_short_training_run_imports_exactly_and_records_everything():
     assert np.array_equal(m.embedding.word.astype(np.float32), m.embedding.word)
 
 
+@pytest.mark.slow
 @torch_needed
 def test_training_is_deterministic_given_the_seed():
     from attncert.train import train

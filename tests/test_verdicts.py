@@ -4,8 +4,8 @@ it is non-trivial and inside the theorem; the same word in --json and in the exi
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
 import json
+from fractions import Fraction
 
 import pytest
 

@@ -237,6 +237,7 @@ def test_bound_leaves_agree_with_brute_force(prev_model):
         assert float(out.lower) <= exact <= float(out.upper)
 
 
+@pytest.mark.slow
 def test_a_compiled_model_is_proved_correct_on_every_string_at_n_1024(prev_model):
     # the DFA is the formula's language: checked against the logic interpreter
     f = parse("prev Q_1")
@@ -248,6 +249,7 @@ def test_a_compiled_model_is_proved_correct_on_every_string_at_n_1024(prev_model
     assert "proved correct on every string of length 1024" in out.summary()
 
 
+@pytest.mark.slow
 def test_a_wrong_model_is_proved_wrong_with_witnesses_decided_in_arb(prev_model):
     out = verify(prev_model, last_one(), 256, time_limit=60, progress=False)
     assert out.proved == "wrong" and out.verdict == "REFUTED"
@@ -257,6 +259,7 @@ def test_a_wrong_model_is_proved_wrong_with_witnesses_decided_in_arb(prev_model)
         assert prec is not None and bool(ball > 0) != last_one().contains(w)
 
 
+@pytest.mark.slow
 def test_trained_hard_models_bound_leaves_agree_with_brute_force():
     """The trained hard models (softmax at β = 64): bound leaves decide cubes with free
     positions, and the certified accuracy is the brute-force one."""
@@ -270,6 +273,7 @@ def test_trained_hard_models_bound_leaves_agree_with_brute_force():
         assert float(out.lower) == _brute_accuracy(model, lang, 13)
 
 
+@pytest.mark.slow
 def test_theorem_1_6_row_a_trained_hard_parity_model_is_certified_at_chance():
     """On PARITY every decided cube with a free position has error exactly ½: at n = 24 the
     cubes cover almost all of Σⁿ, so the certified accuracy is ½ up to the rest."""
@@ -502,6 +506,7 @@ def _cli(*args, cwd=None):
     )
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_json_and_recheck(tmp_path, prev_model, capsys):
     from attncert.cli.main import main
     from attncert.model import save_model

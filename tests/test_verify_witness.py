@@ -56,6 +56,7 @@ def test_helpers():
     assert carve_path("0**1**") == [1, 2, 4, 5] and carve_path("0110") == []
 
 
+@pytest.mark.slow
 def test_trained_parity_is_proved_wrong_at_n_64_by_a_carved_witness():
     model, lang = zoo_model("trained_parity"), language("parity")
     out = verify(model, lang, 64, time_limit=2.0, progress=False)
@@ -77,6 +78,7 @@ def test_trained_parity_is_proved_wrong_at_n_64_by_a_carved_witness():
     assert "1 − " in out.summary()  # an upper bound below 1 does not print as 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "limits", [{"time_limit": 1e-6}, {"max_nodes": 100}], ids=["root-open", "node-limit"]
 )
@@ -120,6 +122,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.slow
 def test_cli_takes_the_language_the_model_records():
     got = _cli("zoo:trained_dyck1", "--n", "10", "--json")
     assert got.returncode == 0, got.stderr
@@ -127,6 +130,7 @@ def test_cli_takes_the_language_the_model_records():
     assert data["language"] == "dyck1" and data["verdict"] == "CERTIFIED"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["zoo:soft_parity", "zoo:random-L2-H2-d16"])
 def test_cli_without_a_recorded_language_asks_for_one(model):
     got = _cli(model, "--n", "8")
@@ -228,6 +232,7 @@ def test_the_bound_memory_estimate_caps_the_search_and_covers_a_real_bound():
     assert peak <= bound_memory(model, n, n), (peak, bound_memory(model, n, n))
 
 
+@pytest.mark.slow
 def test_the_search_stops_before_a_bound_that_would_overrun_the_time_limit():
     """A bound is not interrupted, so the search predicts its time (estimated GiB × the
     slowest rate seen, or the prior) and stops before one that would overrun: with the

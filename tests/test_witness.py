@@ -50,6 +50,7 @@ def first_last():
 
 
 # --------------------------------------------------------------------- constant models
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("base", "bias", "n"),
     [
@@ -279,6 +280,7 @@ BRUTE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "factory", "n", "lang"), BRUTE, ids=[b[0] for b in BRUTE])
 def test_brute_force_agrees_with_the_certificate(name, factory, n, lang):
     """Every string of length n: the kernel's witness decisions are the model's, a

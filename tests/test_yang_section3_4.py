@@ -143,6 +143,7 @@ def test_proposition11_needs_the_mask():
     )
 
 
+@pytest.mark.slow
 @implements("Yang Corollary 17")
 @pytest.mark.parametrize("regime", ["temperature", "unbounded"])
 def test_corollary17_star_free_language(regime):
