@@ -288,6 +288,7 @@ def _sample_members(rng: np.random.Generator, n: int) -> str:
     return "".join(w)
 
 
+@pytest.mark.slow
 def test_soft_model_on_sampled_strings_up_to_200(soft):
     """Members of Dyck-2 and their one-symbol mutations (almost all non-members, many
     with only a type mismatch deep inside), lengths 20…200."""
@@ -307,6 +308,7 @@ def test_soft_model_on_sampled_strings_up_to_200(soft):
         assert np.all(np.abs(tr.logits - np.where(truth, 0.5, -0.5)) < 0.25)
 
 
+@pytest.mark.slow
 def test_too_low_temperature_fails_first_at_length_4(soft):
     """β = 1 instead of Theorem 26's ≈ 20.6·log N: the error of the count lookups reaches the
     depth comparisons, and the first misjudged strings have length 4 (all strings of

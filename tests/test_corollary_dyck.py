@@ -30,6 +30,7 @@ def _brute(lang, rho: Restriction) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "alphabet", "max_n"), [("dyck1", "()", 8), ("dyck2", "()[]", 4)])
 def test_a_balanced_completion_is_found_iff_one_exists(name, alphabet, max_n):
     lang = language(name)

@@ -69,6 +69,7 @@ def test_dyck_next_symbol_sets_match_brute_force_prefixes():
             assert DY.next_symbol_set(x) == expected, x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dist,lang,m", [(P, "parity", 10), (DY, "dyck2", 6)])
 def test_probabilities_over_all_strings_sum_to_one(dist, lang, m):
     """Σ_{|w| ≤ m} P(w) + P(|w| > m) = 1 exactly, with P(|w| > m) both from the DP and

@@ -227,6 +227,7 @@ def test_every_length_up_to_14(kind):
             assert bf.membership_is_function, n
 
 
+@pytest.mark.slow
 def test_time_limit_returns_the_best_restriction_so_far(capsys):
     """A MaxSAT search stopped by the time limit still yields a checked certificate, and
     says that it is not proved optimal. Robust to machine load: RC2 needs about a second

@@ -24,6 +24,7 @@ def _logit(model, s: str) -> float:
     return float(forward(model, [s], keep_attention=False).logits[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_changed_logit_is_the_forward_logit(name):
     model = MODELS[name]()

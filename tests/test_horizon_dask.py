@@ -184,6 +184,7 @@ def test_a_forged_stored_chunk_is_caught_by_the_kernel(runs, tmp_path, capsys):
     assert "claim" in err and "3 chunks were read from --state" in err
 
 
+@pytest.mark.slow
 def test_one_dask_worker_gives_the_in_process_certificate():
     """The chunks as tasks on Dask (a one-thread in-process cluster: the model travels as
     JSON and is rebuilt on the worker) — the same certificate JSON as in this process."""
@@ -233,6 +234,7 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_refused_before_anything_is_written(
     tmp_path, capsys, monkeypatch
 ):

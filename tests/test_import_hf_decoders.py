@@ -432,6 +432,7 @@ def test_alibi_slopes_are_transformers_slopes(heads):
         assert alibi_slopes(heads).tolist() == exact
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_saved_and_loaded_models_hash_and_compute_the_same(case, tmp_path):
     model = _import(case, _build(case))

@@ -109,6 +109,7 @@ def test_json_depth_is_bounded_without_recursion(tmp_path):
         parse_json("[,]", "bad.json")
 
 
+@pytest.mark.slow
 def test_plot_formats_follow_the_extension(tmp_path):
     import matplotlib
 

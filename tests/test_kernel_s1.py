@@ -22,6 +22,7 @@ def default():
     return model, certify(model, n=256, language="parity")
 
 
+@pytest.mark.slow
 def test_at_least_15_distinct_statements_hold_on_the_default_model(default):
     model, cert = default
     st = s1_statements(cert, model)
@@ -60,6 +61,7 @@ def test_without_stage_restrictions_the_stage_statements_are_not_claimed(default
     assert not any(s.statement == "S1 Lemma 17" for s in st)
 
 
+@pytest.mark.slow
 def test_check_names_the_statements(default, tmp_path, capsys):
     _, cert = default
     path = save_certificate(cert, tmp_path / "c.json")

@@ -281,6 +281,7 @@ def test_a_dyck_certificate_with_the_bracket_type_floor(tmp_path):
     assert K.check(load_certificate(path), m).accepted
 
 
+@pytest.mark.slow
 def test_the_proof_artifact_kind(tmp_path):
     """A soft certificate as a proofs/ artifact: generated once, re-verified by the
     kernel; an edited file is caught by the manifest hash or by the checker."""

@@ -172,6 +172,7 @@ def test_hypotheses_derived_from_the_weights_give_the_committed_kind_of_certific
     assert "not derived" in K.check({**derived_cert, "hypotheses_derived": False}, soft).summary()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("field", "value", "reason"),
     [
@@ -347,6 +348,7 @@ def test_artifact_refuses_a_tail_that_leaves_lengths_uncovered(tmp_path: Path, h
     assert any("all_lengths.n0_tokens = 12: the tail starts after" in x for x in r.reasons)
 
 
+@pytest.mark.slow
 def test_artifact_refuses_facts_contradicted_on_enumerated_inputs(tmp_path: Path, hard) -> None:
     art = tmp_path / "a"
     shutil.copytree(ART, art)
@@ -411,6 +413,7 @@ def test_cli_program_all_lengths_refuses_models_it_is_not_about(capsys, model, r
     assert reason in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_lowered_beta_is_diagnosed_first_failing_length_and_counterexample() -> None:
     """β = 3·log N: no tail closes; the per-length bound first fails at n = 1 and the model
     agrees with the program there (the bound is insufficient). β = 0.2·log N: a

@@ -123,6 +123,7 @@ def test_symbolic_run_equals_the_exact_forward_pass_on_every_short_input(
         _check_string(hard, sym, s)
 
 
+@pytest.mark.slow
 def test_symbolic_run_equals_the_exact_forward_pass_on_longer_random_inputs(hard, sym) -> None:
     rng = random.Random(7)
     for n in (9, 16, 23):

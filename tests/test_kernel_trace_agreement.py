@@ -65,6 +65,7 @@ def _float_logits(model, strings) -> list[float]:
     return [out[s] for s in strings]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SOFT))
 def test_the_rigorous_trace_of_a_softmax_model_encloses_the_float_logit(name):
     model = SOFT[name]

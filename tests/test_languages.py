@@ -215,6 +215,7 @@ def random_dfa(rng, n, sigma="01"):
     )
 
 
+@pytest.mark.slow
 def test_minimize_and_equivalence_against_brute_force():
     rng = random.Random(7)
     for _ in range(150):

@@ -48,6 +48,7 @@ def test_changed_formula_is_rejected(since):
     assert "proves 'Q_a S Q_b', the manifest says 'Q_a U Q_b'" in " ".join(r.reasons)
 
 
+@pytest.mark.slow
 def test_changed_formula_in_both_places_is_rejected(since):
     """Even a consistent edit (manifest and proof object) fails: the stored queries are not
     the encoding of the new formula, and the re-derived proof finds a counterexample."""
@@ -62,6 +63,7 @@ def test_changed_formula_in_both_places_is_rejected(since):
     assert "re-deriving the proof" in text or "not the encoding" in text
 
 
+@pytest.mark.slow
 def test_edited_query_is_rejected(since):
     q = sorted((since / "smt2").glob("*.smt2"))[0]
     q.write_text(q.read_text().replace("(check-sat)", "(assert false)\n(check-sat)"))

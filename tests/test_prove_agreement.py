@@ -201,6 +201,7 @@ def test_user_model_without_compiler_record():
     assert wrong.verdict == "proved"
 
 
+@pytest.mark.slow
 def test_unknown_when_neither_proof_nor_counterexample():
     # β = 0.5·N⁴·log N: every string is still classified correctly (enumeration proves it),
     # but the closed-form bound is too loose; without the fallback the verdict is unknown

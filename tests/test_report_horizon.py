@@ -173,6 +173,7 @@ def _rewrite(root: Path, rel: str, text: str) -> None:
     (root / "report-manifest.json").write_text(json.dumps(m))
 
 
+@pytest.mark.slow
 def test_an_edited_horizon_cell_is_caught_naming_the_file(bed, tmp_path):
     _, d = bed
     root = _copy(d, tmp_path)
@@ -193,6 +194,7 @@ def test_an_edited_horizon_cell_is_caught_naming_the_file(bed, tmp_path):
                for p in problems), problems  # fmt: skip
 
 
+@pytest.mark.slow
 def test_an_edited_horizon_certificate_is_refused_by_the_kernel(bed, tmp_path):
     _, d = bed
     rel = "certs/horizon-n8.json"

@@ -163,6 +163,7 @@ def test_the_summary_comes_first_everywhere_and_is_the_same(pages):
         assert tail.splitlines() == [f"  {T.plain(s)}" for s in rep.lead]
 
 
+@pytest.mark.slow
 def test_the_cli_closes_with_the_summary(pages, tmp_path, capsys):
     import shutil
 
@@ -397,6 +398,7 @@ def test_a_constant_model_is_called_constant_at_the_top(pages):
         assert pages[name].cells["verify-n8"]["data"]["one_decision"] is None
 
 
+@pytest.mark.slow
 def test_one_decision_is_bound_to_the_certificate(pages, tmp_path, capsys):
     import shutil
 

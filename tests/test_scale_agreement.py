@@ -69,6 +69,7 @@ def test_kernel_fast_and_slow_paths_agree(name, monkeypatch):
         assert bf.decision_is_function, bf.counterexample
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["random-L2-H2-d8", "random-average", "random-rightmost-future"])
 def test_lean_decision_equals_the_exact_evaluator_on_every_compatible_string(name):
     model = MODELS[name]()

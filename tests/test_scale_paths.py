@@ -51,6 +51,7 @@ def test_lean_rigorous_decision_equals_the_full_forward_pass(index):
             assert decide_tokens(model, toks) == forward_rigorous_tokens(model, toks).accept, s
 
 
+@pytest.mark.slow
 def test_lean_decision_at_near_and_exact_ties():
     """The near-tie model: scores 2⁻⁶⁶ apart are decided in the field (the float
     enclosures overlap), and the lean and full passes agree on every string ≤ 6."""

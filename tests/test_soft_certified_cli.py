@@ -20,6 +20,7 @@ __implements__ = (
 )
 
 
+@pytest.mark.slow
 def test_certify_json_side_by_side(tmp_path, capsys):
     path = str(tmp_path / "c-{n}.json")
     code = main(
@@ -94,6 +95,7 @@ def test_hard_model_certify_is_bad_input(capsys):
     assert "softmax" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_soft_certify_and_check(tmp_path, capsys):
     cert = tmp_path / "c.json"
     code = main(

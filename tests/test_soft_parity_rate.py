@@ -207,6 +207,7 @@ def _excluded(model, n):
     return [r] if 1 <= r <= n else []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", _one_layer_models()[:6], ids=lambda m: m.name)
 def test_channel_lemmas_hold_along_the_family(model):
     """Lemma R1 (|ΔR| ≤ P/N, |Δ²R| ≤ Q/N²) per channel, and Lemma R2 (the ReLU argument

@@ -302,6 +302,7 @@ def zoo_uniform():
     return out
 
 
+@pytest.mark.slow
 def test_zoo_models_certified_beside_the_published_constant(zoo_uniform):
     for name, u in zoo_uniform.items():
         assert u.verdict == "CERTIFIED", (name, u.check.summary())

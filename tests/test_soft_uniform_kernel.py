@@ -349,6 +349,7 @@ def test_sharp_model_prints_n_star(capsys):
 # ----------------------------------------------------------------------------- proofs/
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["soft_parity-uniform", "soft_parity_lm-uniform", "soft_dyck2_lm-uniform"]
 )

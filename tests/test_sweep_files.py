@@ -163,6 +163,7 @@ def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path):
     assert lines[0] == {"format": "attncert-sweep", "version": 1} and len(lines) == 6
 
 
+@pytest.mark.slow
 def test_resume_skips_finished_cells_and_recomputes_none(tmp_path):
     out = tmp_path / "r.jsonl"
     first = grid_cells("sweep_tasks:echo", ["m"], [1, 2], seeds=[0, 1])

@@ -100,6 +100,7 @@ torch_needed = pytest.mark.skipif(
 QUICK = dict(steps=25, eval_lengths=(4, 9), eval_strings=24, loss_every=5)
 
 
+@pytest.mark.slow
 @torch_needed
 def test_short_training_run_imports_exactly_and_records_everything():
     from attncert.train import train

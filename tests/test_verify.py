@@ -215,6 +215,7 @@ def test_a_bound_leaf_on_dyck2_counts_its_members_exactly():
     assert out.lower == Fraction(14 * 2**4, 4**8)  # Catalan(4)·2⁴ members of 4⁸ strings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SMALL))
 def test_certified_accuracy_equals_brute_force_at_small_n(name):
     make, lang_name, n = SMALL[name]
@@ -620,6 +621,7 @@ def test_positive_exp_arguments_are_refused_not_wrapped():
         assert lo[0] <= np.exp(-1.0) <= hi[0]
 
 
+@pytest.mark.slow
 def test_counts_beyond_python_s_decimal_limit_round_trip():
     """|Σ|ⁿ at n = 16384 has 4,933 decimal digits, beyond Python's int-to-str limit: the
     certificate writes it in hexadecimal, the kernel and the summary never convert it."""

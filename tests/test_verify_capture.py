@@ -83,6 +83,7 @@ def test_the_first_capturable_position_ranks_first():
     assert order[0] == 2 and all(rho[p] == "*" for p in order)
 
 
+@pytest.mark.slow
 def test_a_trained_model_is_proved_correct_along_the_capture_chain():
     """trained_hard_first_last at n = 20: proved correct on all 2²⁰ strings (kernel-checked
     tree); the leaves form the capture chains (a few per position, not 2ⁿ; the same at

@@ -104,6 +104,7 @@ def test_a_carve_beyond_the_node_limit_is_skipped_with_the_reason():
     assert not ws.confirmed and ws.misclassified > 0 and "node limit" in ws.text()
 
 
+@pytest.mark.slow
 def test_a_right_model_left_undecided_reports_an_empty_sample():
     """trained_majority is right on every sampled string at n = 64: no witness, no verdict."""
     out = verify(zoo_model("trained_majority"), "majority", 64, time_limit=1.0, progress=False)

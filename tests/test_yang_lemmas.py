@@ -9,6 +9,7 @@ import random
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from flint import arb, fmpq
 
 from attncert.compile.bounds import lookup_gap
@@ -61,6 +62,7 @@ def _lemma6_rows(rng: random.Random) -> None:
         assert err.upper() <= arb(bound), (scores, values)
 
 
+@pytest.mark.slow
 @implements("Yang Lemma 7")
 def test_lemma7_lookup_gap_exhaustively():
     """Scores (2/j − t/j²)/m′ of the bounded table lookup peak at j = t with gap
