@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import signal
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,6 +45,20 @@ def _worker_setup(*args: Any) -> None:
     worker prints a "Process ForkPoolWorker-…" traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_state(*args)
+
+
+def _fork_pool(ctx, jobs: int, state: tuple):
+    """A fork pool whose workers ignore SIGINT from their first instruction: the parent
+    ignores it while forking, so each child inherits SIG_IGN before it can hold a lock of
+    the pool's task queue (a Ctrl-C that killed a worker holding that lock left
+    ``Pool.terminate`` waiting for it forever). The parent's handler is restored at once."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        return ctx.Pool(jobs, initializer=_worker_setup, initargs=state)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 # ----- the public entry point ---------------------------------------------------------------------
@@ -158,7 +173,7 @@ def prove_agreement(
         else:
             ctx = mp.get_context("fork")
             # leaving the block (also on KeyboardInterrupt) terminates the workers
-            with ctx.Pool(jobs, initializer=_worker_setup, initargs=(model, f, plan, opts)) as pool:
+            with _fork_pool(ctx, jobs, (model, f, plan, opts)) as pool:
                 for r in pool.imap_unordered(prove_length, ns):
                     results.append(r)
                     if bar:
