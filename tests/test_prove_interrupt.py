@@ -22,6 +22,14 @@ CMD = [sys.executable, "-m", "attncert.cli.main"]
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs /proc")
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT back to its default. A shell starts background
+    jobs with SIGINT ignored, and Python then installs no KeyboardInterrupt handler (the
+    CLI would ignore the test's Ctrl-C as it ignores the terminal's); a terminal's
+    foreground process has the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _children(pid: int) -> list[int]:
     kids: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -49,6 +57,7 @@ def test_ctrl_c_during_parallel_prove_exits_130_with_one_line(delay, mode):
         text=True,
         env=env,
         start_new_session=True,
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 30

@@ -153,6 +153,9 @@ def test_ctrl_c_leaves_whole_lines_and_the_next_run_resumes(tmp_path):
         text=True,
         env=env,
         start_new_session=True,
+        # a shell's background job inherits SIGINT ignored; a terminal's foreground
+        # process has the default, and Python then turns it into KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 60
