@@ -123,7 +123,9 @@ def test_positions_matter_a_rotation_is_not_ignored():
 def test_verify_decides_a_trained_rope_decoder_by_bound_leaves():
     model = zoo_model("trained_rope_first_last")
     lang = language("first_last")
-    out = verify(model, lang, 16, time_limit=60)
+    # exhaustive=4096: cubes above 4096 strings are split and bounded (by default, at
+    # |Σ|ⁿ ≤ 2¹⁶ the root itself would be evaluated string by string, with no bound leaf)
+    out = verify(model, lang, 16, time_limit=60, exhaustive=4096)
     cert = out.certificate
     bound = [k for k, node in enumerate(cert.nodes) if node.leaf and node.leaf.kind == "bound"]
     assert out.check.accepted and bound, out.summary()

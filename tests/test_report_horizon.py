@@ -397,3 +397,20 @@ def test_a_search_that_overruns_is_cut_and_the_report_still_completes(monkeypatc
     )
     assert s.verdict == "UNDECIDED" and "Nothing certified" in s.summary
     assert any("--cell-time-limit" in plain(n) for n in s.notes)
+
+
+def test_a_cut_horizon_cell_reads_the_same_when_re_bound():
+    """A horizon cell cut at its time limit has no certificate; binding it says why once
+    ("no certificate: …"), and binding its own output again gives the same fields — the
+    page rebuilt by `check` is byte-for-byte the one `report` wrote (it once grew a
+    "no certificate: " per pass, and `check` refused the page)."""
+    from attncert.report.binding import _without_certificate
+
+    model = first_symbol_model(DELTA)
+    why = "no certificate: the horizon's search and check were cut at its time limit, 5 s"
+    rec = {"data": {"no_certificate": why}, "key": {"lengths": [1, 512]}}
+    a1, f1 = _without_certificate("horizon", model, rec)
+    a2, f2 = _without_certificate("horizon", model, {**rec, "data": {**rec["data"], **f1}})
+    assert (a1, f1) == (a2, f2)
+    assert a1.verdict.value == "UNDECIDED" and f1["no_certificate"] == why
+    assert f1["reasons"] == [why] and f1["lengths"] == [1, 512]

@@ -122,13 +122,24 @@ def _without_certificate(analysis: str, model: Model, rec: dict) -> tuple[Assess
         a = V.uniform(None, model, cap=None)
         return a, {"reasons": list(a.reasons)}
     if analysis == "horizon":  # its "undecided" is a list of lengths: the reason goes apart
-        a = V.not_found(str(d.get("no_certificate") or "the horizon produced no certificate"))
+        why = _bare(d.get("no_certificate") or "the horizon produced no certificate")
+        a = V.not_found(why)  # adds "no certificate: " once, however often it is re-bound
         lengths = (rec.get("key") or {}).get("lengths")  # what was asked: nothing certified
         return a, {"lengths": lengths, "no_certificate": a.reasons[0], "reasons": list(a.reasons)}
-    reason = d.get("no_certificate") or d.get("undecided") or "the search produced no certificate"
-    reason = str(reason).removeprefix("no certificate: ")
+    reason = _bare(
+        d.get("no_certificate") or d.get("undecided") or "the search produced no certificate"
+    )
     a = V.not_found(reason)
     return a, {"no_certificate": a.reasons[0]} if analysis == "certify" else {"undecided": reason}
+
+
+def _bare(reason) -> str:
+    """A reason without the "no certificate: " prefixes :func:`attncert.kernel.verdict
+    .not_found` puts in front (a cell re-bound from its own output must read the same)."""
+    text = str(reason)
+    while text.startswith("no certificate: "):
+        text = text.removeprefix("no certificate: ")
+    return text
 
 
 def _same_model(what: str, digest: str, want: Model) -> None:
