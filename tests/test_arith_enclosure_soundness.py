@@ -381,6 +381,9 @@ def test_top_columns_in_blocks_equals_a_full_sort():
     # larger k: numpy partitions the first few entries by selection sort, so an off-by-one
     # partition index shows only once k is past that
     cases += [(200, 12, 4), (300, 20, 4), (400, 9, 2), (120, 30, 1)]
+    # fewer column blocks than k: only the direct partition can serve these (n ≤ 4·k·width
+    # picks it; a blocked path would partition k − 1 out of fewer than k block maxima)
+    cases += [(100, 3, 64), (130, 4, 64), (768, 3, 64)]
     for n, k, width in cases:
         a = rng.standard_normal((60, n))
         a[1, :] = 0.0  # all tied
