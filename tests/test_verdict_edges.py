@@ -15,6 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from attncert.kernel import verdict as V
@@ -291,3 +292,22 @@ def test_a_section_is_its_worst_row(rows, expected):
 def test_nothing_combined_is_never_certified():
     assert V.combine([]) == V.Assessment(U, (V.NOT_CHECKED,))
     assert V.worst([]) is None
+
+
+# ----- the hard decision at a logit of exactly 0 (kernel/hard/decide.py) ---------------------
+
+
+def test_a_logit_exactly_zero_is_reject_and_the_least_positive_bias_is_accept():
+    """Accept iff the logit is > 0: with a zero readout weight the logit is the bias
+    exactly, so bias 0 rejects every string and the least positive float accepts every
+    one (found by the neighbour-operator run: ``sign(z) > 0`` → ``>= 0`` survived)."""
+    import dataclasses
+
+    from attncert.kernel.hard.decide import decide
+
+    m = zoo_model("ones_star")
+    zero = np.zeros_like(np.asarray(m.readout.weight, dtype=float))
+    for bias, want in ((0.0, False), (5e-324, True), (-5e-324, False)):
+        readout = dataclasses.replace(m.readout, weight=zero, bias=bias)
+        model = dataclasses.replace(m, readout=readout)
+        assert [decide(model, s) for s in ("1111", "1011", "0")] == [want] * 3, bias
