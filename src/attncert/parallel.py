@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from attncert.errors import AttncertError, UnsupportedError
+from attncert.errors import AttncertError, InputError, UnsupportedError
 
 DASK_CONFIG = {
     "distributed.scheduler.allowed-failures": 1,
@@ -95,6 +95,31 @@ def dask_client(
         with shutdown_quiet():
             client.close()
             cluster.close()
+
+
+@contextmanager
+def scheduler_client(address: str | None, *, timeout: float, local: str) -> Iterator[Any]:
+    """A client of the existing Dask scheduler at ``address`` (None without one), closed
+    on exit. One that does not answer within ``timeout`` seconds is an InputError naming
+    ``--scheduler`` (exit 2), raised before the caller writes anything; ``local`` names
+    the command's flag for running without it (e.g. ``--no-dask for this process``)."""
+    if address is None:
+        yield None
+        return
+    distributed = require_dask()
+    try:
+        client = distributed.Client(address, timeout=f"{timeout}s")
+    except (OSError, TimeoutError, ValueError, TypeError) as err:
+        raise InputError(
+            f"no Dask scheduler answered at {address!r} ({err}); nothing was written",
+            where="--scheduler",
+            expected="the address of a running Dask scheduler, e.g. tcp://host:8786 (or "
+            f"--workers K for an embedded cluster, {local})",
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 @contextmanager

@@ -235,31 +235,12 @@ def execute(
     return records, len(todo), where
 
 
-@contextmanager
-def scheduler_client(address: str | None) -> Iterator[Any]:
-    """A client of the existing Dask scheduler at ``address`` (None without one), closed on
-    exit. Connected before a report writes anything: one that does not answer within
-    :data:`CONNECT_TIMEOUT` seconds is refused with an InputError naming ``--scheduler``
-    (exit 2), leaving the report directory as it was."""
-    if address is None:
-        yield None
-        return
-    from attncert.parallel import require_dask
+def scheduler_client(address: str | None):
+    """A client of the Dask scheduler at ``address`` for the report's cells, or None (:func:`attncert.parallel.scheduler_client`,
+    :data:`CONNECT_TIMEOUT` seconds to answer)."""
+    from attncert.parallel import scheduler_client as connect
 
-    distributed = require_dask()
-    try:
-        client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT}s")
-    except (OSError, TimeoutError, ValueError, TypeError) as err:
-        raise InputError(
-            f"no Dask scheduler answered at {address!r} ({err}); nothing was written",
-            where="--scheduler",
-            expected="the address of a running Dask scheduler, e.g. tcp://host:8786 (or "
-            "--workers K for an embedded cluster, --no-dask for this process)",
-        ) from None
-    try:
-        yield client
-    finally:
-        client.close()
+    return connect(address, timeout=CONNECT_TIMEOUT, local="--no-dask for this process")
 
 
 def _run_dask(out, model_spec, source, todo, records, bar, scheduler, workers, client=None) -> str:

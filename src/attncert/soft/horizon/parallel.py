@@ -45,8 +45,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -412,30 +411,12 @@ def _run_dask(client, payload: dict, chunks, todo, budget: dict, finish) -> None
             client.cancel(list(futures))
 
 
-@contextmanager
-def scheduler_client(address: str | None) -> Iterator[Any]:
-    """A client of the Dask scheduler at ``address`` (None without one), closed on exit;
-    one that does not answer within :data:`CONNECT_TIMEOUT` seconds is an InputError
-    naming ``--scheduler`` (exit 2), raised before anything is written."""
-    if address is None:
-        yield None
-        return
-    from attncert.parallel import require_dask
+def scheduler_client(address: str | None):
+    """A client of the Dask scheduler at ``address`` for the chunks, or None (:func:`attncert.parallel.scheduler_client`,
+    :data:`CONNECT_TIMEOUT` seconds to answer)."""
+    from attncert.parallel import scheduler_client as connect
 
-    distributed = require_dask()
-    try:
-        client = distributed.Client(address, timeout=f"{CONNECT_TIMEOUT}s")
-    except (OSError, TimeoutError, ValueError, TypeError) as err:
-        raise InputError(
-            f"no Dask scheduler answered at {address!r} ({err}); nothing was written",
-            where="--scheduler",
-            expected="the address of a running Dask scheduler, e.g. tcp://host:8786 (or "
-            "--workers K for an embedded cluster, --workers 0 for this process)",
-        ) from None
-    try:
-        yield client
-    finally:
-        client.close()
+    return connect(address, timeout=CONNECT_TIMEOUT, local="--workers 0 for this process")
 
 
 __all__ = [
